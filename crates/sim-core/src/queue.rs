@@ -1,0 +1,268 @@
+//! The event queue: a binary heap keyed by `(time, seq)`, FIFO among equal times, with timers
+//! that are cancelled or moved in O(log n) by lazy invalidation.
+//!
+//! Lifecycle: [`EventQueue::schedule`] puts a one-shot event in; [`EventQueue::new_timer`] makes
+//! a reusable timer slot that [`EventQueue::arm`] (re)sets and [`EventQueue::cancel`] clears.
+//! Re-arming does not search the heap: the slot remembers the `seq` of its live entry, and an
+//! entry whose `seq` no longer matches is dropped when it reaches the top. [`EventQueue::pop`]
+//! advances the clock and asserts it never goes backwards.
+
+use crate::SimTime;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// A reusable timer slot. Arming it again moves it; the old firing never happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimerId(u32);
+
+const DISARMED: u64 = u64::MAX;
+
+struct Entry<E> {
+    time: SimTime,
+    seq: u64,
+    /// `u32::MAX` for a one-shot event, else the timer slot that owns this entry.
+    timer: u32,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+const ONE_SHOT: u32 = u32::MAX;
+
+/// A deterministic priority queue of events of type `E`.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    /// Per timer slot, the `seq` of its live entry, or `DISARMED`.
+    timer_seq: Vec<u64>,
+    next_seq: u64,
+    now: SimTime,
+    popped: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> EventQueue<E> {
+    /// An empty queue at time zero.
+    pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// An empty queue with room for `capacity` pending entries.
+    pub fn with_capacity(capacity: usize) -> Self {
+        EventQueue {
+            heap: BinaryHeap::with_capacity(capacity),
+            timer_seq: Vec::new(),
+            next_seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
+    }
+
+    /// The time of the last popped event (zero before the first).
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// How many events have been popped (stale timer entries are not counted).
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+
+    /// Entries in the heap, including stale timer entries not yet dropped.
+    pub fn len_including_stale(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Schedules a one-shot event. Scheduling in the past is a bug and panics.
+    pub fn schedule(&mut self, at: SimTime, event: E) {
+        self.push(at, ONE_SHOT, event);
+    }
+
+    /// Makes a new timer slot, initially disarmed.
+    pub fn new_timer(&mut self) -> TimerId {
+        let id = u32::try_from(self.timer_seq.len()).expect("too many timers");
+        assert!(id != ONE_SHOT, "too many timers");
+        self.timer_seq.push(DISARMED);
+        TimerId(id)
+    }
+
+    /// Sets `timer` to fire `event` at `at`, replacing any earlier setting.
+    pub fn arm(&mut self, timer: TimerId, at: SimTime, event: E) {
+        let seq = self.push(at, timer.0, event);
+        self.timer_seq[timer.0 as usize] = seq;
+    }
+
+    /// Clears `timer`; a pending firing will not happen. Cancelling a disarmed timer is a no-op.
+    pub fn cancel(&mut self, timer: TimerId) {
+        self.timer_seq[timer.0 as usize] = DISARMED;
+    }
+
+    /// Whether `timer` has a pending firing.
+    pub fn is_armed(&self, timer: TimerId) -> bool {
+        self.timer_seq[timer.0 as usize] != DISARMED
+    }
+
+    /// The time of the next live event, dropping stale timer entries on the way.
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.drop_stale();
+        self.heap.peek().map(|e| e.time)
+    }
+
+    /// Removes and returns the next live event, advancing the clock to its time.
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.drop_stale();
+        let entry = self.heap.pop()?;
+        assert!(
+            entry.time >= self.now,
+            "time went backwards: {} < {}",
+            entry.time,
+            self.now
+        );
+        if entry.timer != ONE_SHOT {
+            self.timer_seq[entry.timer as usize] = DISARMED;
+        }
+        self.now = entry.time;
+        self.popped += 1;
+        Some((entry.time, entry.event))
+    }
+
+    fn push(&mut self, at: SimTime, timer: u32, event: E) -> u64 {
+        assert!(
+            at >= self.now,
+            "scheduled in the past: {at} < now {}",
+            self.now
+        );
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry {
+            time: at,
+            seq,
+            timer,
+            event,
+        });
+        seq
+    }
+
+    fn drop_stale(&mut self) {
+        while let Some(top) = self.heap.peek() {
+            let live = top.timer == ONE_SHOT || self.timer_seq[top.timer as usize] == top.seq;
+            if live {
+                return;
+            }
+            self.heap.pop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(q: &mut EventQueue<&'static str>) -> Vec<(u64, &'static str)> {
+        std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| (t.as_millis(), e))
+            .collect()
+    }
+
+    #[test]
+    fn equal_times_pop_in_insertion_order() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime::from_millis(5), "b1");
+        q.schedule(SimTime::from_millis(1), "a");
+        q.schedule(SimTime::from_millis(5), "b2");
+        q.schedule(SimTime::from_millis(5), "b3");
+        q.schedule(SimTime::from_millis(3), "c");
+        assert_eq!(
+            drain(&mut q),
+            vec![(1, "a"), (3, "c"), (5, "b1"), (5, "b2"), (5, "b3")]
+        );
+    }
+
+    #[test]
+    fn cancelled_timer_never_fires() {
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        q.arm(t, SimTime::from_millis(2), "timer");
+        q.schedule(SimTime::from_millis(3), "other");
+        assert!(q.is_armed(t));
+        q.cancel(t);
+        assert!(!q.is_armed(t));
+        assert_eq!(drain(&mut q), vec![(3, "other")]);
+    }
+
+    #[test]
+    fn moved_timer_fires_once_at_its_new_time() {
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        q.arm(t, SimTime::from_millis(10), "hb");
+        q.arm(t, SimTime::from_millis(4), "hb-earlier");
+        q.arm(t, SimTime::from_millis(7), "hb-moved");
+        q.schedule(SimTime::from_millis(5), "x");
+        assert_eq!(drain(&mut q), vec![(5, "x"), (7, "hb-moved")]);
+        assert!(!q.is_armed(t), "a fired timer is disarmed");
+    }
+
+    #[test]
+    fn a_timer_can_be_rearmed_after_firing() {
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        q.arm(t, SimTime::from_millis(1), "first");
+        assert_eq!(q.pop().map(|(_, e)| e), Some("first"));
+        q.arm(t, SimTime::from_millis(2), "second");
+        assert_eq!(drain(&mut q), vec![(2, "second")]);
+    }
+
+    #[test]
+    fn peek_skips_stale_entries() {
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        q.arm(t, SimTime::from_millis(1), "stale");
+        q.arm(t, SimTime::from_millis(9), "live");
+        assert_eq!(q.peek_time(), Some(SimTime::from_millis(9)));
+        assert_eq!(q.len_including_stale(), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "scheduled in the past")]
+    fn scheduling_in_the_past_is_a_bug() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime::from_millis(5), "a");
+        q.pop();
+        q.schedule(SimTime::from_millis(4), "late");
+    }
+
+    proptest::proptest! {
+        /// Whatever is scheduled, pops come out sorted by (time, insertion order).
+        #[test]
+        fn pops_are_sorted_by_time_then_insertion(times in proptest::collection::vec(0u64..50, 0..200)) {
+            let mut q = EventQueue::new();
+            for (i, t) in times.iter().enumerate() {
+                q.schedule(SimTime::from_millis(*t), i);
+            }
+            let mut expected: Vec<(u64, usize)> = times.iter().copied().zip(0..).collect();
+            expected.sort();
+            let got: Vec<(u64, usize)> = std::iter::from_fn(|| q.pop()).map(|(t, i)| (t.as_millis(), i)).collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
+}
