@@ -1,1 +1,162 @@
-//! placeholder
+//! Kafka's and TubeMQ's partition assignors as pure functions: no clock, no I/O.
+//!
+//! Every assignor reads one [`GroupInput`] (topics, members with their subscriptions, owned
+//! partitions and generations) and returns a [`GroupAssignment`]: one sorted partition list per
+//! member, in the input's member order. Topics and partitions are indices, not strings, so a
+//! 2,000-member, 1,000,000-partition group assigns without a string per partition.
+//! [`assign`] dispatches on the [`AssignorName`].
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use sim_core::SimRng;
+use std::fmt;
+use std::str::FromStr;
+
+/// A topic partition: an index into [`GroupInput::topics`] and a partition number.
+/// Ordering is by topic name (topics are sorted by name in the input), then partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Tp {
+    /// Index into `GroupInput::topics`.
+    pub topic: u32,
+    /// Partition number within the topic.
+    pub partition: u32,
+}
+
+/// A topic and its partition count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topic {
+    /// Topic name.
+    pub name: String,
+    /// Number of partitions.
+    pub partitions: u32,
+}
+
+/// One member as the leader (or the KIP-848 broker) sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Member {
+    /// The member id (Kafka sorts by it where it sorts).
+    pub id: String,
+    /// `group.instance.id` for static members (range and roundrobin then sort by it).
+    pub group_instance_id: Option<String>,
+    /// Subscribed topics (indices into `GroupInput::topics`), sorted.
+    pub topics: Vec<u32>,
+    /// Partitions the member reports as owned (cooperative and sticky), sorted.
+    pub owned: Vec<Tp>,
+    /// The generation of the `owned` claim; -1 when unknown.
+    pub generation: i32,
+    /// TubeMQ client-side balance: this member's nodeId.
+    pub node_id: Option<u32>,
+}
+
+/// Everything an assignor reads.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct GroupInput {
+    /// Topics, sorted by name; `Tp::topic` indexes this list.
+    pub topics: Vec<Topic>,
+    /// Members in any order; the output follows this order.
+    pub members: Vec<Member>,
+    /// TubeMQ client-side balance: the group's sourceCount.
+    pub source_count: Option<u32>,
+}
+
+/// The result: `partitions[i]` belongs to `input.members[i]`, sorted.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct GroupAssignment {
+    /// One sorted list per member, in the input's member order.
+    pub partitions: Vec<Vec<Tp>>,
+}
+
+/// The assignors rebalance-sim knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AssignorName {
+    /// Kafka `RangeAssignor` (classic, eager).
+    Range,
+    /// Kafka `RoundRobinAssignor` (classic, eager).
+    RoundRobin,
+    /// Kafka `StickyAssignor` (classic, eager, KIP-54).
+    Sticky,
+    /// Kafka `CooperativeStickyAssignor` (classic, cooperative, KIP-429).
+    CooperativeSticky,
+    /// KIP-848 server-side `UniformAssignor`.
+    Uniform,
+    /// KIP-848 server-side (sticky) `RangeAssignor`.
+    ConsumerRange,
+    /// TubeMQ hash-modulo balancing (server- or client-side).
+    Modulo,
+    /// No assignor: manual assignment.
+    None,
+}
+
+impl AssignorName {
+    /// The name on the command line, in files and in CSV. `ConsumerRange` prints as `range`:
+    /// the protocol tells it apart.
+    pub fn name(self) -> &'static str {
+        match self {
+            AssignorName::Range | AssignorName::ConsumerRange => "range",
+            AssignorName::RoundRobin => "roundrobin",
+            AssignorName::Sticky => "sticky",
+            AssignorName::CooperativeSticky => "cooperative-sticky",
+            AssignorName::Uniform => "uniform",
+            AssignorName::Modulo => "modulo",
+            AssignorName::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for AssignorName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The names `assign` accepts in its JSON `"assignor"` field.
+pub const ASSIGN_COMMAND_NAMES: &[&str] = &[
+    "range",
+    "roundrobin",
+    "sticky",
+    "cooperative-sticky",
+    "uniform",
+    "consumer-range",
+    "modulo",
+];
+
+/// An assignor name that is not one of [`ASSIGN_COMMAND_NAMES`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownAssignor(pub String);
+
+impl fmt::Display for UnknownAssignor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown assignor `{}`; allowed: {}",
+            self.0,
+            ASSIGN_COMMAND_NAMES.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownAssignor {}
+
+impl FromStr for AssignorName {
+    type Err = UnknownAssignor;
+    /// Parses the `assign` command's names; `consumer-range` is KIP-848's sticky range.
+    fn from_str(s: &str) -> Result<Self, UnknownAssignor> {
+        Ok(match s {
+            "range" => AssignorName::Range,
+            "roundrobin" => AssignorName::RoundRobin,
+            "sticky" => AssignorName::Sticky,
+            "cooperative-sticky" => AssignorName::CooperativeSticky,
+            "uniform" => AssignorName::Uniform,
+            "consumer-range" => AssignorName::ConsumerRange,
+            "modulo" => AssignorName::Modulo,
+            _ => return Err(UnknownAssignor(s.to_string())),
+        })
+    }
+}
+
+/// Runs the named assignor. `rng` is used only where the real implementation draws randomness
+/// (TubeMQ's remainder placement); callers hand it a dedicated seeded stream.
+pub fn assign(name: AssignorName, input: &GroupInput, rng: &mut SimRng) -> GroupAssignment {
+    let _ = (name, input, rng);
+    unimplemented!("assignors are being implemented (issue 3)")
+}

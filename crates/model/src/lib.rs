@@ -1,0 +1,1 @@
+//! The modeled world (issue 4).

@@ -1,0 +1,5 @@
+//! Reports: the CSV files of DESIGN section 7 (written atomically) and the charts.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod csv_out;
