@@ -14,9 +14,7 @@ fn schedule_then_pop(c: &mut Criterion) {
             let mut q: EventQueue<u64> = EventQueue::with_capacity(EVENTS as usize);
             let mut x: u64 = 12345;
             for i in 0..EVENTS {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 q.schedule(SimTime::from_nanos(x >> 24), i);
             }
             let mut sum = 0u64;
@@ -36,9 +34,7 @@ fn schedule_then_pop(c: &mut Criterion) {
             let mut x: u64 = 1;
             for _ in 0..EVENTS {
                 let (now, e) = q.pop().expect("never empty");
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 q.schedule(now + SimTime::from_nanos(1 + (x >> 44)), e);
             }
             q.now()

@@ -132,12 +132,7 @@ impl<E> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.drop_stale();
         let entry = self.heap.pop()?;
-        assert!(
-            entry.time >= self.now,
-            "time went backwards: {} < {}",
-            entry.time,
-            self.now
-        );
+        assert!(entry.time >= self.now, "time went backwards: {} < {}", entry.time, self.now);
         if entry.timer != ONE_SHOT {
             self.timer_seq[entry.timer as usize] = DISARMED;
         }
@@ -147,19 +142,10 @@ impl<E> EventQueue<E> {
     }
 
     fn push(&mut self, at: SimTime, timer: u32, event: E) -> u64 {
-        assert!(
-            at >= self.now,
-            "scheduled in the past: {at} < now {}",
-            self.now
-        );
+        assert!(at >= self.now, "scheduled in the past: {at} < now {}", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
-            time: at,
-            seq,
-            timer,
-            event,
-        });
+        self.heap.push(Entry { time: at, seq, timer, event });
         seq
     }
 
@@ -179,9 +165,7 @@ mod tests {
     use super::*;
 
     fn drain(q: &mut EventQueue<&'static str>) -> Vec<(u64, &'static str)> {
-        std::iter::from_fn(|| q.pop())
-            .map(|(t, e)| (t.as_millis(), e))
-            .collect()
+        std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.as_millis(), e)).collect()
     }
 
     #[test]
@@ -192,10 +176,7 @@ mod tests {
         q.schedule(SimTime::from_millis(5), "b2");
         q.schedule(SimTime::from_millis(5), "b3");
         q.schedule(SimTime::from_millis(3), "c");
-        assert_eq!(
-            drain(&mut q),
-            vec![(1, "a"), (3, "c"), (5, "b1"), (5, "b2"), (5, "b3")]
-        );
+        assert_eq!(drain(&mut q), vec![(1, "a"), (3, "c"), (5, "b1"), (5, "b2"), (5, "b3")]);
     }
 
     #[test]

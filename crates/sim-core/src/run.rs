@@ -57,11 +57,7 @@ where
         events += 1;
         handle(now, event, queue);
     };
-    RunOutcome {
-        reason,
-        events,
-        last_event_at: queue.now(),
-    }
+    RunOutcome { reason, events, last_event_at: queue.now() }
 }
 
 #[cfg(test)]
@@ -82,10 +78,7 @@ mod tests {
     #[test]
     fn stops_at_end_time_inclusive() {
         let mut q = ticking_queue();
-        let limits = RunLimits {
-            end: SimTime::from_secs(10),
-            max_events: u64::MAX,
-        };
+        let limits = RunLimits { end: SimTime::from_secs(10), max_events: u64::MAX };
         let out = run(&mut q, limits, tick);
         assert_eq!(out.reason, StopReason::EndTime);
         assert_eq!(out.events, 11, "t = 0..=10 s");
@@ -95,10 +88,7 @@ mod tests {
     #[test]
     fn stops_at_event_limit() {
         let mut q = ticking_queue();
-        let limits = RunLimits {
-            end: SimTime::MAX,
-            max_events: 5,
-        };
+        let limits = RunLimits { end: SimTime::MAX, max_events: 5 };
         let out = run(&mut q, limits, tick);
         assert_eq!(out.reason, StopReason::EventLimit);
         assert_eq!(out.events, 5);
@@ -109,10 +99,7 @@ mod tests {
     fn stops_when_empty() {
         let mut q: EventQueue<u32> = EventQueue::new();
         q.schedule(SimTime::from_secs(1), 7);
-        let limits = RunLimits {
-            end: SimTime::MAX,
-            max_events: u64::MAX,
-        };
+        let limits = RunLimits { end: SimTime::MAX, max_events: u64::MAX };
         let mut seen = Vec::new();
         let out = run(&mut q, limits, |_, e, _| seen.push(e));
         assert_eq!(out.reason, StopReason::QueueEmpty);

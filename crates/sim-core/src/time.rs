@@ -43,10 +43,7 @@ impl SimTime {
     /// From fractional seconds, rounded to the nearest nanosecond. Panics on a negative or
     /// non-finite value: callers validate user input before converting.
     pub fn from_secs_f64(secs: f64) -> SimTime {
-        assert!(
-            secs.is_finite() && secs >= 0.0,
-            "SimTime::from_secs_f64({secs})"
-        );
+        assert!(secs.is_finite() && secs >= 0.0, "SimTime::from_secs_f64({secs})");
         SimTime((secs * NANOS_PER_SEC as f64).round() as u64)
     }
     /// From a `std::time::Duration` (saturating at [`SimTime::MAX`]).
@@ -102,11 +99,7 @@ impl AddAssign for SimTime {
 impl Sub for SimTime {
     type Output = SimTime;
     fn sub(self, rhs: SimTime) -> SimTime {
-        SimTime(
-            self.0
-                .checked_sub(rhs.0)
-                .expect("SimTime underflow: time went backwards"),
-        )
+        SimTime(self.0.checked_sub(rhs.0).expect("SimTime underflow: time went backwards"))
     }
 }
 impl SubAssign for SimTime {
@@ -160,12 +153,7 @@ impl fmt::Display for SimTime {
             return f.write_str("s");
         }
         if n >= NANOS_PER_HOUR {
-            write!(
-                f,
-                "{}h{:02}m",
-                n / NANOS_PER_HOUR,
-                (n % NANOS_PER_HOUR) / NANOS_PER_MIN
-            )?;
+            write!(f, "{}h{:02}m", n / NANOS_PER_HOUR, (n % NANOS_PER_HOUR) / NANOS_PER_MIN)?;
         } else {
             write!(f, "{}m", n / NANOS_PER_MIN)?;
         }
@@ -208,10 +196,7 @@ impl FromStr for SimTime {
         humantime::parse_duration(trimmed)
             .or_else(|_| humantime::parse_duration(&respace(trimmed)))
             .map(SimTime::from_duration)
-            .map_err(|e| ParseSimTimeError {
-                input: s.to_string(),
-                reason: e.to_string(),
-            })
+            .map_err(|e| ParseSimTimeError { input: s.to_string(), reason: e.to_string() })
     }
 }
 
@@ -298,15 +283,7 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for nanos in [
-            1,
-            999,
-            1_000,
-            1_234_567,
-            59_999_999_999,
-            60_000_000_001,
-            7_384_123_000_000,
-        ] {
+        for nanos in [1, 999, 1_000, 1_234_567, 59_999_999_999, 60_000_000_001, 7_384_123_000_000] {
             let t = SimTime::from_nanos(nanos);
             assert_eq!(t.to_string().parse::<SimTime>(), Ok(t), "round trip of {t}");
         }
@@ -324,14 +301,8 @@ mod tests {
     fn conversions() {
         assert_eq!(SimTime::from_secs_f64(1.25).as_millis(), 1250);
         assert_eq!(SimTime::from_millis(1500).as_secs_f64(), 1.5);
-        assert_eq!(
-            SimTime::from_secs(3) - SimTime::from_secs(1),
-            SimTime::from_secs(2)
-        );
-        assert_eq!(
-            SimTime::from_secs(1).saturating_sub(SimTime::from_secs(3)),
-            SimTime::ZERO
-        );
+        assert_eq!(SimTime::from_secs(3) - SimTime::from_secs(1), SimTime::from_secs(2));
+        assert_eq!(SimTime::from_secs(1).saturating_sub(SimTime::from_secs(3)), SimTime::ZERO);
         assert_eq!(SimTime::from_millis(5) * 3, SimTime::from_millis(15));
     }
 
