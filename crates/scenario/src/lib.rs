@@ -2,9 +2,31 @@
 //!
 //! `types` holds the validated result every later crate consumes; parsing and validation turn a
 //! file into it or into a list of errors that name the file, line, key and what is allowed.
+//! Entry points: [`load`] (a file), [`parse_str`] (text), [`from_table`] (a sweep cell's table),
+//! [`Scenario::parse_protocol`] (`--protocol`), [`warnings`]; [`scale_plan`] and
+//! [`member_order`] are the membership rules validation and the model share.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod config;
+mod error;
+mod events;
+mod kafka_props;
+pub mod limits;
+mod load;
+mod members;
+mod protocol;
+mod reader;
+pub mod sweep;
+mod tree;
+mod tubemq;
 mod types;
+mod warnings;
 
+pub use config::{default_broker_config, default_consumer_config};
+pub use error::ScenarioError;
+pub use load::{from_table, load, parse_str};
+pub use members::{initial_member_name, member_order, scale_plan, ScalePlan};
+pub use tubemq::default_tubemq;
 pub use types::*;
+pub use warnings::warnings;

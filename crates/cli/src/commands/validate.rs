@@ -1,0 +1,53 @@
+//! `rebalance-sim validate FILE...`: load and check scenario files without running them.
+//!
+//! Prints `ok FILE (N protocols, M events)` per valid file on stdout, warnings to stderr, and
+//! one line per problem on stderr for invalid files; exit 2 when any file is invalid.
+
+use super::Outcome;
+use std::path::{Path, PathBuf};
+
+/// Check scenario files without running them: every problem is reported with its file, line,
+/// key and what is allowed.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario files (TOML) to check.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// Validates every file, reporting all problems; `BadInput` if any file is invalid.
+pub fn run(args: Args) -> Outcome {
+    let mut all_valid = true;
+    for file in &args.files {
+        all_valid &= validate_one(file);
+    }
+    if all_valid {
+        Outcome::Ok
+    } else {
+        Outcome::BadInput
+    }
+}
+
+/// Checks one file and prints its result; true when it is valid.
+fn validate_one(file: &Path) -> bool {
+    match scenario::load(file) {
+        Ok(s) => {
+            for warning in scenario::warnings(&s) {
+                eprintln!("warning: {}: {warning}", file.display());
+            }
+            println!(
+                "ok {} ({} protocols, {} events)",
+                file.display(),
+                s.protocols.len(),
+                s.events.len()
+            );
+            true
+        }
+        Err(errors) => {
+            for error in &errors {
+                eprintln!("error: {error}");
+            }
+            false
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! `[[event]]` entries: parsed per kind, sorted by time, then replayed against the membership
+//! so that every event names a member that exists at that moment.
+//!
+//! Replay rules (shared with the model through `crate::members`): initial members `c0..` are
+//! live at t = 0; `join` makes a new or departed name live (a live or crashed-and-restarting
+//! name is an error); `leave` and `crash` need a live member; a crash with `restart_after`
+//! keeps the name "down" until then; `pause`, `stall`, `disconnect` need a live member;
+//! `scale` follows [`crate::scale_plan`]; `rolling-restart` changes no membership.
+
+use crate::limits;
+use crate::members::{initial_member_name, scale_plan, valid_member_name};
+use crate::reader::{self, Ctx, Section};
+use crate::tree::Node;
+use crate::types::{Event, EventKind, TopicSpec};
+use sim_core::SimTime;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Event kinds as written in files.
+pub(crate) const EVENT_KINDS: &[&str] = &[
+    "join",
+    "leave",
+    "crash",
+    "pause",
+    "stall",
+    "disconnect",
+    "rolling-restart",
+    "scale",
+    "add-partitions",
+];
+
+/// The keys each kind accepts besides `at` and `kind`.
+fn fields_of(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "join" | "leave" => &["member"],
+        "crash" => &["member", "restart_after"],
+        "pause" | "stall" | "disconnect" => &["member", "duration"],
+        "rolling-restart" => &["interval", "downtime"],
+        "scale" => &["members"],
+        "add-partitions" => &["topic", "count"],
+        _ => &[],
+    }
+}
+
+/// `rolling-restart` without `downtime` keeps each member down this long (DESIGN section 7).
+pub(crate) const DEFAULT_ROLLING_DOWNTIME: SimTime = SimTime::from_secs(5);
+
+/// One parsed event and the table it came from (for positions in later messages).
+pub(crate) struct Parsed<'n> {
+    pub event: Event,
+    pub index: usize,
+    pub node: &'n Node,
+}
+
+impl Parsed<'_> {
+    /// The key path of this event's field `field`.
+    fn key(&self, field: &str) -> String {
+        format!("event[{}].{field}", self.index)
+    }
+
+    /// The node of `field`, or the whole event table.
+    fn field_node(&self, field: &str) -> &Node {
+        self.node.get(field).unwrap_or(self.node)
+    }
+}
+
+/// Parses the `event` array; events that fail to parse are left out (their errors recorded).
+/// The result is sorted by `at`, stable.
+pub(crate) fn parse_events<'n>(
+    ctx: &mut Ctx<'_>,
+    node: Option<&'n Node>,
+    topics: &[TopicSpec],
+) -> Vec<Parsed<'n>> {
+    let Some(node) = node else { return Vec::new() };
+    let Some(items) = reader::array(ctx, node, "event") else { return Vec::new() };
+    if items.len() > limits::MAX_EVENTS {
+        let allowed = format!("at most {} events", limits::MAX_EVENTS);
+        ctx.at(node, "event", format!("{} events is too many", items.len()), Some(&allowed));
+        return Vec::new();
+    }
+    let mut parsed: Vec<Parsed<'n>> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, item)| {
+            let event = parse_one(ctx, item, index, topics)?;
+            Some(Parsed { event, index, node: item })
+        })
+        .collect();
+    parsed.sort_by_key(|p| p.event.at);
+    parsed
+}
+
+fn parse_one(ctx: &mut Ctx<'_>, node: &Node, index: usize, topics: &[TopicSpec]) -> Option<Event> {
+    let path = format!("event[{index}]");
+    let mut section = Section::open(ctx, node, &path)?;
+    let at = section.require(ctx, "at", "the event time, e.g. at = \"2m\"");
+    let at = at.and_then(|n| reader::duration(ctx, n, &section.key("at")));
+    let kind_node = section.require(ctx, "kind", &format!("one of {}", EVENT_KINDS.join(", ")));
+    let kind_index =
+        kind_node.and_then(|n| reader::choice(ctx, n, &section.key("kind"), EVENT_KINDS));
+    let Some(kind_name) = kind_index.map(|i| EVENT_KINDS[i]) else {
+        section.take_rest();
+        return None;
+    };
+    let kind = parse_kind(ctx, &mut section, kind_name, topics);
+    let mut allowed = vec!["at", "kind"];
+    allowed.extend(fields_of(kind_name));
+    section.finish(ctx, &allowed);
+    Some(Event { at: at?, kind: kind? })
+}
+
+fn parse_kind(
+    ctx: &mut Ctx<'_>,
+    section: &mut Section<'_>,
+    kind: &str,
+    topics: &[TopicSpec],
+) -> Option<EventKind> {
+    match kind {
+        "join" => Some(EventKind::Join { member: member(ctx, section)? }),
+        "leave" => Some(EventKind::Leave { member: member(ctx, section)? }),
+        "crash" => parse_crash(ctx, section),
+        "pause" | "stall" | "disconnect" => parse_timed(ctx, section, kind),
+        "rolling-restart" => parse_rolling(ctx, section),
+        "scale" => {
+            let node =
+                section.require(ctx, "members", "the target member count, e.g. members = 4")?;
+            let max = limits::MAX_MEMBERS;
+            let members = reader::u32_in(ctx, node, &section.key("members"), 0, max)?;
+            Some(EventKind::Scale { members })
+        }
+        _ => parse_add_partitions(ctx, section, topics),
+    }
+}
+
+fn member(ctx: &mut Ctx<'_>, section: &mut Section<'_>) -> Option<String> {
+    let node = section.require(ctx, "member", "the member's name, e.g. member = \"c1\"")?;
+    let key = section.key("member");
+    let name = reader::string(ctx, node, &key)?;
+    if !valid_member_name(name) {
+        let allowed = "1 to 64 characters from A-Z a-z 0-9 . _ -";
+        ctx.at(node, &key, format!("`{name}` is not a valid member name"), Some(allowed));
+        return None;
+    }
+    Some(name.to_string())
+}
+
+fn parse_crash(ctx: &mut Ctx<'_>, section: &mut Section<'_>) -> Option<EventKind> {
+    let member = member(ctx, section);
+    let restart_after = match section.take("restart_after") {
+        Some(node) => Some(reader::positive_duration(ctx, node, &section.key("restart_after"))?),
+        None => None,
+    };
+    Some(EventKind::Crash { member: member?, restart_after })
+}
+
+fn parse_timed(ctx: &mut Ctx<'_>, section: &mut Section<'_>, kind: &str) -> Option<EventKind> {
+    let member = member(ctx, section);
+    let node = section.require(ctx, "duration", "how long, e.g. duration = \"30s\"");
+    let duration = node.and_then(|n| reader::positive_duration(ctx, n, &section.key("duration")));
+    let (member, duration) = (member?, duration?);
+    Some(match kind {
+        "pause" => EventKind::Pause { member, duration },
+        "stall" => EventKind::Stall { member, duration },
+        _ => EventKind::Disconnect { member, duration },
+    })
+}
+
+fn parse_rolling(ctx: &mut Ctx<'_>, section: &mut Section<'_>) -> Option<EventKind> {
+    let node =
+        section.require(ctx, "interval", "the time between two restarts, e.g. interval = \"1m\"");
+    let interval = node.and_then(|n| reader::positive_duration(ctx, n, &section.key("interval")));
+    let downtime = match section.take("downtime") {
+        Some(n) => reader::duration(ctx, n, &section.key("downtime"))?,
+        None => DEFAULT_ROLLING_DOWNTIME,
+    };
+    Some(EventKind::RollingRestart { interval: interval?, downtime })
+}
+
+fn parse_add_partitions(
+    ctx: &mut Ctx<'_>,
+    section: &mut Section<'_>,
+    topics: &[TopicSpec],
+) -> Option<EventKind> {
+    let topic_node = section.require(ctx, "topic", "the name of a [[topic]]");
+    let topic = topic_node.and_then(|node| {
+        let key = section.key("topic");
+        let name = reader::string(ctx, node, &key)?;
+        let found = topics.iter().position(|t| t.name == name);
+        if found.is_none() {
+            let names: Vec<&str> = topics.iter().map(|t| t.name.as_str()).collect();
+            let message = reader::unknown_message("topic", name, names.iter().copied());
+            ctx.at(node, &key, message, Some(&names.join(", ")));
+        }
+        found
+    });
+    let count_node = section.require(ctx, "count", "how many partitions to add, e.g. count = 6");
+    let max = limits::MAX_PARTITIONS;
+    let count = count_node.and_then(|n| reader::u32_in(ctx, n, &section.key("count"), 1, max));
+    Some(EventKind::AddPartitions { topic: topic?, count: count? })
+}
+
+/// Membership while replaying events.
+#[derive(Default)]
+struct Roster {
+    live: BTreeSet<String>,
+    /// Crashed members and when they restart.
+    down: BTreeMap<String, SimTime>,
+    /// Every name that was ever a member.
+    ever: BTreeSet<String>,
+}
+
+impl Roster {
+    fn restart_due(&mut self, now: SimTime) {
+        let due: Vec<String> =
+            self.down.iter().filter(|(_, at)| **at <= now).map(|(n, _)| n.clone()).collect();
+        for name in due {
+            self.down.remove(&name);
+            self.live.insert(name);
+        }
+    }
+
+    fn add(&mut self, name: &str) {
+        self.live.insert(name.to_string());
+        self.ever.insert(name.to_string());
+    }
+
+    /// Names for a message, at most ten.
+    fn live_list(&self) -> String {
+        let mut names: Vec<&str> = self.live.iter().map(String::as_str).collect();
+        names.sort_by(|a, b| crate::member_order(a, b));
+        let shown = names.len().min(10);
+        let mut text = names[..shown].join(", ");
+        if names.len() > shown {
+            text.push_str(&format!(", ... ({} in all)", names.len()));
+        }
+        if text.is_empty() {
+            text.push_str("none");
+        }
+        text
+    }
+}
+
+/// Replays the sorted events; returns every member name that ever exists.
+pub(crate) fn check_timeline(
+    ctx: &mut Ctx<'_>,
+    events: &[Parsed<'_>],
+    initial_members: u32,
+    duration: Option<SimTime>,
+    topics: &[TopicSpec],
+) -> BTreeSet<String> {
+    let mut roster = Roster::default();
+    for index in 0..initial_members {
+        roster.add(&initial_member_name(index));
+    }
+    let mut partitions: u64 = topics.iter().map(|t| u64::from(t.partitions)).sum();
+    for parsed in events {
+        if let Some(end) = duration {
+            if parsed.event.at >= end {
+                let message =
+                    format!("at {} is not before the end of the run ({end})", parsed.event.at);
+                let allowed = format!("times from 0s to before {end}");
+                ctx.at(parsed.field_node("at"), &parsed.key("at"), message, Some(&allowed));
+                continue;
+            }
+        }
+        roster.restart_due(parsed.event.at);
+        replay(ctx, &mut roster, parsed, &mut partitions);
+    }
+    roster.ever
+}
+
+fn replay(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, partitions: &mut u64) {
+    let at = parsed.event.at;
+    match &parsed.event.kind {
+        EventKind::Join { member } => join(ctx, roster, parsed, member),
+        EventKind::Leave { member } => {
+            if require_live(ctx, roster, parsed, member) {
+                roster.live.remove(member);
+            }
+        }
+        EventKind::Crash { member, restart_after } => {
+            if require_live(ctx, roster, parsed, member) {
+                roster.live.remove(member);
+                if let Some(after) = restart_after {
+                    roster.down.insert(member.clone(), at.saturating_add(*after));
+                }
+            }
+        }
+        EventKind::Pause { member, .. }
+        | EventKind::Stall { member, .. }
+        | EventKind::Disconnect { member, .. } => {
+            require_live(ctx, roster, parsed, member);
+        }
+        EventKind::RollingRestart { .. } => {}
+        EventKind::Scale { members } => scale(ctx, roster, parsed, *members),
+        EventKind::AddPartitions { count, .. } => {
+            *partitions += u64::from(*count);
+            if *partitions > u64::from(limits::MAX_PARTITIONS) {
+                let message = format!("brings the partitions to {partitions}, too many");
+                let allowed = format!("at most {} partitions in all", limits::MAX_PARTITIONS);
+                ctx.at(parsed.field_node("count"), &parsed.key("count"), message, Some(&allowed));
+            }
+        }
+    }
+}
+
+fn join(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, member: &str) {
+    let node = parsed.field_node("member");
+    let key = parsed.key("member");
+    if roster.live.contains(member) {
+        let message = format!("`{member}` is already a live member at {}", parsed.event.at);
+        ctx.at(node, &key, message, Some("a name that is not live at that time"));
+    } else if let Some(restart) = roster.down.get(member) {
+        let message = format!("`{member}` crashed and restarts by itself at {restart}");
+        ctx.at(node, &key, message, Some("a name that is not live or restarting"));
+    } else if roster.live.len() + roster.down.len() >= limits::MAX_MEMBERS as usize {
+        let allowed = format!("at most {} members at a time", limits::MAX_MEMBERS);
+        ctx.at(node, &key, "too many members", Some(&allowed));
+    } else {
+        roster.add(member);
+    }
+}
+
+/// Records an error unless `member` is live at the event's time.
+fn require_live(ctx: &mut Ctx<'_>, roster: &Roster, parsed: &Parsed<'_>, member: &str) -> bool {
+    if roster.live.contains(member) {
+        return true;
+    }
+    let at = parsed.event.at;
+    let message = match roster.down.get(member) {
+        Some(restart) => format!("`{member}` is down at {at} (crashed; restarts at {restart})"),
+        None if roster.ever.contains(member) => format!("`{member}` is no longer a member at {at}"),
+        None => format!("no member `{member}` exists at {at}"),
+    };
+    let allowed = format!("members live then: {}", roster.live_list());
+    ctx.at(parsed.field_node("member"), &parsed.key("member"), message, Some(&allowed));
+    false
+}
+
+fn scale(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, target: u32) {
+    let down: BTreeSet<String> = roster.down.keys().cloned().collect();
+    match scale_plan(&roster.live, &down, target as usize) {
+        Ok(plan) => {
+            for name in &plan.add {
+                roster.add(name);
+            }
+            for name in &plan.remove {
+                roster.live.remove(name);
+            }
+        }
+        Err(message) => {
+            ctx.at(parsed.field_node("members"), &parsed.key("members"), message, None);
+        }
+    }
+}
