@@ -8,6 +8,19 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod common;
+mod consumer_range;
+mod range;
+pub mod request;
+mod roundrobin;
+mod sticky;
+mod tubemq;
+mod uniform;
+
+pub use tubemq::{
+    tubemq_client_owns, tubemq_client_partitions, tubemq_partition_key, TUBEMQ_BROKER_ID,
+};
+
 use sim_core::SimRng;
 use std::fmt;
 use std::str::FromStr;
@@ -110,15 +123,8 @@ impl fmt::Display for AssignorName {
 }
 
 /// The names `assign` accepts in its JSON `"assignor"` field.
-pub const ASSIGN_COMMAND_NAMES: &[&str] = &[
-    "range",
-    "roundrobin",
-    "sticky",
-    "cooperative-sticky",
-    "uniform",
-    "consumer-range",
-    "modulo",
-];
+pub const ASSIGN_COMMAND_NAMES: &[&str] =
+    &["range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "consumer-range", "modulo"];
 
 /// An assignor name that is not one of [`ASSIGN_COMMAND_NAMES`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,12 +132,7 @@ pub struct UnknownAssignor(pub String);
 
 impl fmt::Display for UnknownAssignor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown assignor `{}`; allowed: {}",
-            self.0,
-            ASSIGN_COMMAND_NAMES.join(", ")
-        )
+        write!(f, "unknown assignor `{}`; allowed: {}", self.0, ASSIGN_COMMAND_NAMES.join(", "))
     }
 }
 
@@ -156,7 +157,22 @@ impl FromStr for AssignorName {
 
 /// Runs the named assignor. `rng` is used only where the real implementation draws randomness
 /// (TubeMQ's remainder placement); callers hand it a dedicated seeded stream.
+///
+/// `Modulo` applies TubeMQ's client-side rule when `input.source_count` is set, else the
+/// server-side balance. `None` (manual assignment) assigns nothing: manual members pick their
+/// partitions themselves.
 pub fn assign(name: AssignorName, input: &GroupInput, rng: &mut SimRng) -> GroupAssignment {
-    let _ = (name, input, rng);
-    unimplemented!("assignors are being implemented (issue 3)")
+    match name {
+        AssignorName::Range => range::assign(input),
+        AssignorName::RoundRobin => roundrobin::assign(input),
+        AssignorName::Sticky => sticky::assign(input, false),
+        AssignorName::CooperativeSticky => sticky::assign(input, true),
+        AssignorName::Uniform => uniform::assign(input),
+        AssignorName::ConsumerRange => consumer_range::assign(input),
+        AssignorName::Modulo => match input.source_count {
+            Some(source_count) => tubemq::client_assign(input, source_count),
+            None => tubemq::server_assign(input, rng),
+        },
+        AssignorName::None => GroupAssignment { partitions: vec![Vec::new(); input.members.len()] },
+    }
 }

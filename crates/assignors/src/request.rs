@@ -1,0 +1,381 @@
+//! The `assign` command's JSON (DESIGN section 8): parse a request into a [`GroupInput`] with
+//! messages that name the offending key and the allowed values, and render an assignment.
+//!
+//! Input keys: `assignor`, `topics` (name -> partition count), `members` (each: `id`, `topics`,
+//! optional `owned` `[[topic, partition], ...]`, `generation` (default -1),
+//! `group_instance_id`, `node_id`), plus two optional extensions for TubeMQ `modulo`:
+//! `source_count` (client-side balance; without it the server-side balance runs) and `seed`
+//! (default 0; seeds the stream the server-side balance draws its random placements from).
+//! Unknown keys are rejected. Output: one JSON object, keys in member-id order, each value the
+//! member's `[topic, partition]` pairs sorted by topic then partition.
+
+use crate::{AssignorName, GroupAssignment, GroupInput, Member, Topic, Tp, ASSIGN_COMMAND_NAMES};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Extra spellings `assign` accepts: the command line's `protocol:assignor` form for KIP-848.
+pub const ASSIGNOR_ALIASES: &[(&str, AssignorName)] =
+    &[("consumer:uniform", AssignorName::Uniform), ("consumer:range", AssignorName::ConsumerRange)];
+
+/// A parsed `assign` request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssignRequest {
+    /// The assignor to run.
+    pub assignor: AssignorName,
+    /// Topics (sorted by name) and members (in file order).
+    pub input: GroupInput,
+    /// Seed of the random stream (TubeMQ server-side placement only).
+    pub seed: u64,
+}
+
+/// What is wrong with a request: the key path (e.g. `members[1].topics[0]`) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestError {
+    /// Where: a key path into the JSON, or `(json)` for syntax errors.
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+fn err<T>(key: impl Into<String>, message: impl Into<String>) -> Result<T, RequestError> {
+    Err(RequestError { key: key.into(), message: message.into() })
+}
+
+/// Parses an assignor name: [`ASSIGN_COMMAND_NAMES`] or an [`ASSIGNOR_ALIASES`] spelling.
+pub fn parse_assignor(name: &str) -> Result<AssignorName, RequestError> {
+    if let Ok(a) = name.parse::<AssignorName>() {
+        return Ok(a);
+    }
+    if let Some((_, a)) = ASSIGNOR_ALIASES.iter().find(|(alias, _)| *alias == name) {
+        return Ok(*a);
+    }
+    let mut allowed: Vec<&str> = ASSIGN_COMMAND_NAMES.to_vec();
+    allowed.extend(ASSIGNOR_ALIASES.iter().map(|(alias, _)| *alias));
+    err("assignor", format!("unknown assignor `{name}`; allowed: {}", allowed.join(", ")))
+}
+
+/// Parses and validates a request.
+pub fn parse_request(text: &str) -> Result<AssignRequest, RequestError> {
+    let root: Value = serde_json::from_str(text).map_err(|e| RequestError {
+        key: "(json)".into(),
+        message: format!("invalid JSON: {e}"),
+    })?;
+    let Value::Object(root) = root else {
+        return err("(root)", "expected a JSON object with keys assignor, topics, members");
+    };
+    check_keys(&root, "", &["assignor", "topics", "members", "source_count", "seed"])?;
+    let assignor = match root.get("assignor") {
+        Some(Value::String(s)) => parse_assignor(s)?,
+        Some(_) => return err("assignor", "expected a string"),
+        None => {
+            return err(
+                "assignor",
+                "missing; allowed: ".to_string() + &ASSIGN_COMMAND_NAMES.join(", "),
+            )
+        }
+    };
+    let topics = parse_topics(root.get("topics"))?;
+    let source_count = optional_u32(root.get("source_count"), "source_count")?;
+    if source_count == Some(0) {
+        return err("source_count", "must be at least 1");
+    }
+    let seed = match root.get("seed") {
+        None => 0,
+        Some(v) => v.as_u64().map_or_else(|| err("seed", "expected a non-negative integer"), Ok)?,
+    };
+    let members = parse_members(root.get("members"), &topics, source_count)?;
+    Ok(AssignRequest { assignor, input: GroupInput { topics, members, source_count }, seed })
+}
+
+/// Rejects keys outside `allowed`.
+fn check_keys(
+    obj: &Map<String, Value>,
+    prefix: &str,
+    allowed: &[&str],
+) -> Result<(), RequestError> {
+    for key in obj.keys() {
+        if !allowed.contains(&key.as_str()) {
+            return err(
+                format!("{prefix}{key}"),
+                format!("unknown key; allowed: {}", allowed.join(", ")),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// An optional unsigned 32-bit integer.
+fn optional_u32(v: Option<&Value>, key: &str) -> Result<Option<u32>, RequestError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+            Some(n) => Ok(Some(n)),
+            None => err(key, format!("expected an integer from 0 to {}", u32::MAX)),
+        },
+    }
+}
+
+/// `"topics": {"name": partitions, ...}`, sorted by name.
+fn parse_topics(v: Option<&Value>) -> Result<Vec<Topic>, RequestError> {
+    let Some(Value::Object(obj)) = v else {
+        return err(
+            "topics",
+            "expected an object of topic name -> partition count, e.g. {\"t1\": 3}",
+        );
+    };
+    let mut sorted = BTreeMap::new();
+    for (name, count) in obj {
+        if name.is_empty() {
+            return err("topics", "a topic name is empty");
+        }
+        let partitions = optional_u32(Some(count), &format!("topics.{name}"))?.unwrap_or(0);
+        sorted.insert(name.clone(), partitions);
+    }
+    Ok(sorted.into_iter().map(|(name, partitions)| Topic { name, partitions }).collect())
+}
+
+/// `"members": [...]`, with unique ids.
+fn parse_members(
+    v: Option<&Value>,
+    topics: &[Topic],
+    source_count: Option<u32>,
+) -> Result<Vec<Member>, RequestError> {
+    let Some(Value::Array(items)) = v else {
+        return err(
+            "members",
+            "expected an array of members, e.g. [{\"id\": \"c1\", \"topics\": [\"t1\"]}]",
+        );
+    };
+    let mut members: Vec<Member> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let member = parse_member(item, &format!("members[{i}]"), topics, source_count)?;
+        if members.iter().any(|m| m.id == member.id) {
+            return err(format!("members[{i}].id"), format!("duplicate member id `{}`", member.id));
+        }
+        members.push(member);
+    }
+    Ok(members)
+}
+
+/// One member object.
+fn parse_member(
+    v: &Value,
+    at: &str,
+    topics: &[Topic],
+    source_count: Option<u32>,
+) -> Result<Member, RequestError> {
+    let Value::Object(obj) = v else {
+        return err(at, "expected an object with keys id, topics (and optionally owned, generation, group_instance_id, node_id)");
+    };
+    let allowed = ["id", "topics", "owned", "generation", "group_instance_id", "node_id"];
+    check_keys(obj, &format!("{at}."), &allowed)?;
+    let id = match obj.get("id") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => return err(format!("{at}.id"), "expected a non-empty string"),
+    };
+    let group_instance_id = match obj.get("group_instance_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return err(format!("{at}.group_instance_id"), "expected a string"),
+    };
+    let generation = match obj.get("generation") {
+        None => -1,
+        Some(v) => v.as_i64().and_then(|g| i32::try_from(g).ok()).map_or_else(
+            || err(format!("{at}.generation"), "expected an integer (-1 = unknown)"),
+            Ok,
+        )?,
+    };
+    let node_id = optional_u32(obj.get("node_id"), &format!("{at}.node_id"))?;
+    if let (Some(n), Some(sc)) = (node_id, source_count) {
+        if n >= sc {
+            return err(
+                format!("{at}.node_id"),
+                format!("must be below source_count ({sc}): 0..={}", sc - 1),
+            );
+        }
+    }
+    Ok(Member {
+        id,
+        group_instance_id,
+        topics: parse_member_topics(obj.get("topics"), at, topics)?,
+        owned: parse_owned(obj.get("owned"), at, topics)?,
+        generation,
+        node_id,
+    })
+}
+
+/// The index of a topic name, or an error naming the known topics.
+fn topic_index(name: &str, key: &str, topics: &[Topic]) -> Result<u32, RequestError> {
+    match topics.binary_search_by(|t| t.name.as_str().cmp(name)) {
+        Ok(i) => Ok(i as u32),
+        Err(_) => {
+            let known: Vec<&str> = topics.iter().map(|t| t.name.as_str()).collect();
+            err(
+                key,
+                format!("topic `{name}` is not in \"topics\"; known topics: {}", known.join(", ")),
+            )
+        }
+    }
+}
+
+/// A member's `"topics": ["t1", ...]`, as sorted, deduplicated indices.
+fn parse_member_topics(
+    v: Option<&Value>,
+    at: &str,
+    topics: &[Topic],
+) -> Result<Vec<u32>, RequestError> {
+    let Some(Value::Array(items)) = v else {
+        return err(format!("{at}.topics"), "expected an array of topic names");
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let key = format!("{at}.topics[{j}]");
+        let Value::String(name) = item else {
+            return err(key, "expected a topic name (string)");
+        };
+        out.push(topic_index(name, &key, topics)?);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// A member's `"owned": [["t1", 0], ...]`, sorted and deduplicated.
+fn parse_owned(v: Option<&Value>, at: &str, topics: &[Topic]) -> Result<Vec<Tp>, RequestError> {
+    let items = match v {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return err(format!("{at}.owned"), "expected an array of [topic, partition] pairs")
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let key = format!("{at}.owned[{j}]");
+        let pair = match item {
+            Value::Array(pair) if pair.len() == 2 => pair,
+            _ => return err(key, "expected a [topic, partition] pair, e.g. [\"t1\", 0]"),
+        };
+        let Value::String(name) = &pair[0] else {
+            return err(key, "the first element must be a topic name");
+        };
+        let topic = topic_index(name, &key, topics)?;
+        let count = topics[topic as usize].partitions;
+        let partition = match pair[1].as_u64().and_then(|p| u32::try_from(p).ok()) {
+            Some(p) if p < count => p,
+            _ => {
+                return err(
+                    key,
+                    format!(
+                        "partition of `{name}` must be an integer from 0 to {} (it has {count})",
+                        count.saturating_sub(1)
+                    ),
+                )
+            }
+        };
+        out.push(Tp { topic, partition });
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Renders an assignment as `{"c1": [["t1", 0], ["t2", 0]], "c2": []}` (plus no newline):
+/// members in member-id order (byte order), each list sorted by topic, then partition.
+pub fn render_assignment(input: &GroupInput, assignment: &GroupAssignment) -> String {
+    let mut order: Vec<usize> = (0..input.members.len()).collect();
+    order.sort_by(|&a, &b| input.members[a].id.cmp(&input.members[b].id));
+    let entries: Vec<String> = order
+        .iter()
+        .map(|&m| {
+            let mut list = assignment.partitions.get(m).cloned().unwrap_or_default();
+            list.sort_unstable();
+            let pairs: Vec<String> = list
+                .iter()
+                .map(|tp| {
+                    format!(
+                        "[{}, {}]",
+                        json_string(&input.topics[tp.topic as usize].name),
+                        tp.partition
+                    )
+                })
+                .collect();
+            format!("{}: [{}]", json_string(&input.members[m].id), pairs.join(", "))
+        })
+        .collect();
+    format!("{{{}}}", entries.join(", "))
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = r#"{"assignor": "range",
+ "topics": {"t1": 3, "t2": 2},
+ "members": [{"id": "c1", "topics": ["t1", "t2"], "owned": [["t1", 0]], "generation": 1},
+             {"id": "c2", "topics": ["t1"]}]}"#;
+
+    #[test]
+    fn parses_the_design_example() {
+        let req = parse_request(EXAMPLE).unwrap();
+        assert_eq!(req.assignor, AssignorName::Range);
+        assert_eq!(req.input.topics[1], Topic { name: "t2".into(), partitions: 2 });
+        assert_eq!(req.input.members[0].topics, vec![0, 1]);
+        assert_eq!(req.input.members[0].owned, vec![Tp { topic: 0, partition: 0 }]);
+        assert_eq!(req.input.members[0].generation, 1);
+        assert_eq!(req.input.members[1].generation, -1);
+    }
+
+    #[test]
+    fn names_the_key_of_an_unknown_member_topic() {
+        let text = EXAMPLE
+            .replace(r#"{"id": "c2", "topics": ["t1"]}"#, r#"{"id": "c2", "topics": ["t9"]}"#);
+        let e = parse_request(&text).unwrap_err();
+        assert_eq!(e.key, "members[1].topics[0]");
+        assert!(e.message.contains("`t9`") && e.message.contains("t1, t2"), "{e}");
+    }
+
+    #[test]
+    fn rejects_out_of_range_owned_partition_and_unknown_keys() {
+        let text = EXAMPLE.replace(r#"[["t1", 0]]"#, r#"[["t2", 2]]"#);
+        assert_eq!(parse_request(&text).unwrap_err().key, "members[0].owned[0]");
+        let text = EXAMPLE.replace(r#""generation": 1"#, r#""generaton": 1"#);
+        assert_eq!(parse_request(&text).unwrap_err().key, "members[0].generaton");
+    }
+
+    #[test]
+    fn accepts_kip848_aliases() {
+        assert_eq!(parse_assignor("consumer:range").unwrap(), AssignorName::ConsumerRange);
+        assert_eq!(parse_assignor("consumer-range").unwrap(), AssignorName::ConsumerRange);
+        assert!(parse_assignor("rang").unwrap_err().message.contains("roundrobin"));
+    }
+
+    #[test]
+    fn renders_in_member_id_order() {
+        let req = parse_request(EXAMPLE).unwrap();
+        let a = GroupAssignment {
+            partitions: vec![
+                vec![Tp { topic: 1, partition: 0 }, Tp { topic: 0, partition: 0 }],
+                vec![],
+            ],
+        };
+        assert_eq!(
+            render_assignment(&req.input, &a),
+            r#"{"c1": [["t1", 0], ["t2", 0]], "c2": []}"#
+        );
+    }
+}

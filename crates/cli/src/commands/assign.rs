@@ -1,0 +1,58 @@
+//! `rebalance-sim assign [FILE|-]`: reads the JSON of DESIGN section 8, runs the named
+//! assignor and prints the assignment as one JSON object (members in id order, partitions
+//! sorted). Bad input is reported on stderr with the file and key, and exits 2.
+
+use super::Outcome;
+use assignors::request::{parse_request, render_assignment};
+use sim_core::RngStreams;
+use std::io::Read;
+use std::path::PathBuf;
+
+/// Arguments of `assign`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The group as JSON (DESIGN section 8); `-` or nothing reads standard input.
+    #[arg(value_name = "FILE|-")]
+    pub input: Option<PathBuf>,
+}
+
+/// Runs `assign`.
+pub fn run(args: Args) -> Outcome {
+    let (label, text) = match read_input(args.input.as_ref()) {
+        Ok(read) => read,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Outcome::BadInput;
+        }
+    };
+    let request = match parse_request(&text) {
+        Ok(request) => request,
+        Err(e) => {
+            eprintln!("error: {label}: {e}");
+            return Outcome::BadInput;
+        }
+    };
+    let mut rng = RngStreams::new(request.seed).stream("assignor");
+    let assignment = assignors::assign(request.assignor, &request.input, &mut rng);
+    println!("{}", render_assignment(&request.input, &assignment));
+    Outcome::Ok
+}
+
+/// The input text and a label for messages (the path, or `<stdin>`).
+fn read_input(path: Option<&PathBuf>) -> Result<(String, String), String> {
+    match path {
+        Some(p) if p.as_os_str() != "-" => {
+            let label = p.display().to_string();
+            let text =
+                std::fs::read_to_string(p).map_err(|e| format!("cannot read {label}: {e}"))?;
+            Ok((label, text))
+        }
+        _ => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(("<stdin>".to_string(), text))
+        }
+    }
+}
