@@ -23,30 +23,36 @@ pub const TIMELINE_CSV: &str = "timeline.csv";
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, synced, renamed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
+    set_readable_by_all(tmp.as_file())?;
     tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Temporary files are created owner-only (0600); outputs are ordinary files (0644).
+#[cfg(unix)]
+fn set_readable_by_all(file: &std::fs::File) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn set_readable_by_all(_file: &std::fs::File) -> io::Result<()> {
     Ok(())
 }
 
 /// Serialises rows as CSV with a header line (the header is written even with no rows).
 pub fn to_csv_bytes<T: Serialize + Columns>(rows: &[T]) -> io::Result<Vec<u8>> {
-    let mut writer = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(Vec::new());
+    let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     writer.write_record(T::COLUMNS)?;
     for row in rows {
         writer.serialize(row)?;
     }
-    writer
-        .into_inner()
-        .map_err(|e| io::Error::other(e.to_string()))
+    writer.into_inner().map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// Writes the five CSV files of a `run` for all its protocol runs into `dir`.
@@ -158,10 +164,7 @@ mod tests {
         w.serialize(sample_summary()).unwrap();
         let serde_bytes = w.into_inner().unwrap();
         let ours = to_csv_bytes(&[sample_summary()]).unwrap();
-        assert_eq!(
-            String::from_utf8(ours).unwrap(),
-            String::from_utf8(serde_bytes).unwrap()
-        );
+        assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(serde_bytes).unwrap());
     }
 
     #[test]
@@ -176,10 +179,7 @@ mod tests {
     #[test]
     fn outputs_round_trip_through_files() {
         let dir = tempfile::tempdir().unwrap();
-        let report = RunReport {
-            summary: Some(sample_summary()),
-            ..RunReport::default()
-        };
+        let report = RunReport { summary: Some(sample_summary()), ..RunReport::default() };
         write_run_outputs(dir.path(), std::slice::from_ref(&report)).unwrap();
         let back = read_run_outputs(dir.path()).unwrap();
         assert_eq!(back, vec![report]);

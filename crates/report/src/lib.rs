@@ -2,4 +2,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod charts;
 pub mod csv_out;
+pub mod sweep_charts;
