@@ -1,0 +1,180 @@
+//! `rebalance-sim sweep SWEEP.toml [--out DIR] [--jobs N] [--seeds N] [--shard K/N]`: runs a
+//! grid of parameters x seeds in parallel (lab::sweep) with a progress bar, then prints the
+//! aggregate table. Killed and started again, it resumes from the out folder's journal.
+
+use super::Outcome;
+use lab::sweep::{model_run, run_sweep, SweepOptions, SweepPlan};
+use lab::sweep_manifest::{git_commit, Shard};
+use lab::sweep_output::AGGREGATE_CSV;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Arguments of `sweep`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The sweep file (DESIGN section 9).
+    pub file: PathBuf,
+    /// Output folder (default `results/sweeps/<name>/`; a shard's default adds `shard-K-of-N/`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Replications per cell, overriding the file's `seeds`.
+    #[arg(long)]
+    pub seeds: Option<u32>,
+    /// Run only shard K of N (0 <= K < N); join shards with `rebalance-sim merge`.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Also draw each metric against the first grid key, a line per protocol with its 95% CI
+    /// band, into `<out>/charts/` (not for a shard: `merge --charts` draws them).
+    #[arg(long)]
+    pub charts: bool,
+}
+
+/// Runs the subcommand.
+pub fn run(args: Args) -> Outcome {
+    let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
+        Ok(s) => s,
+        Err(msg) => return bad(&msg),
+    };
+    let jobs = match args.jobs {
+        Some(0) => return bad("--jobs: must be at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let plan = match SweepPlan::load(&args.file, args.seeds, &git_commit(), scenario::from_table) {
+        Ok(p) => p,
+        Err(e) => return bad(&e.to_string()),
+    };
+    let out_dir = args.out.unwrap_or_else(|| default_out(&plan.manifest.name, shard));
+    let opts = SweepOptions { out_dir: out_dir.clone(), jobs, shard };
+    let progress = Progress::new();
+    let result = run_sweep(&plan, &opts, &model_run, &|done, total| progress.update(done, total));
+    progress.finish();
+    let outcome = match result {
+        Ok(o) => o,
+        Err(e) => return bad(&e.to_string()),
+    };
+    eprintln!(
+        "sweep {}: {} runs ({} resumed, {} run now) -> {}",
+        plan.manifest.name,
+        outcome.runs,
+        outcome.resumed,
+        outcome.ran,
+        out_dir.display()
+    );
+    if shard.is_some() {
+        eprintln!("this is one shard: join all shards with `rebalance-sim merge DIR... --out DIR`");
+        return Outcome::Ok;
+    }
+    finish(&out_dir, &plan.manifest.grid_keys, args.charts)
+}
+
+/// Prints the aggregate table of a finished sweep folder and, with `charts`, draws its charts.
+pub fn finish(dir: &std::path::Path, grid_keys: &[String], charts: bool) -> Outcome {
+    if charts {
+        match lab::sweep_output::write_charts(dir, grid_keys) {
+            Ok(files) => {
+                eprintln!("wrote {} charts into {}", files.len(), dir.join("charts").display())
+            }
+            Err(e) => return bad(&e.to_string()),
+        }
+    }
+    print_table(&dir.join(AGGREGATE_CSV), grid_keys)
+}
+
+/// Prints the aggregate table of a finished sweep folder.
+pub fn print_table(path: &std::path::Path, grid_keys: &[String]) -> Outcome {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return bad(&format!("{}: {e}", path.display())),
+    };
+    match lab::sweep_table::format_aggregate(&bytes, grid_keys) {
+        Ok(t) => {
+            print!("{t}");
+            Outcome::Ok
+        }
+        Err(e) => bad(&e.to_string()),
+    }
+}
+
+fn default_out(name: &str, shard: Option<Shard>) -> PathBuf {
+    let dir = PathBuf::from("results/sweeps").join(name);
+    match shard {
+        Some(s) => dir.join(format!("shard-{}-of-{}", s.index, s.count)),
+        None => dir,
+    }
+}
+
+fn bad(message: &str) -> Outcome {
+    eprintln!("error: {message}");
+    Outcome::BadInput
+}
+
+/// A progress bar with an ETA on a terminal; plain lines (about every 5%, with an ETA)
+/// otherwise. Runs resumed from the journal count as done but not in the rate.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    /// Wall-clock start and the runs already done then; last plain line's count.
+    plain: Mutex<(Option<(Instant, usize)>, usize)>,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            let style = indicatif::ProgressStyle::with_template(
+                "{bar:40.cyan/blue} {pos}/{len} runs  elapsed {elapsed_precise}  ETA {eta_precise}",
+            )
+            .expect("valid template");
+            bar.set_style(style);
+            bar
+        });
+        Progress { bar, plain: Mutex::new((None, usize::MAX)) }
+    }
+
+    fn update(&self, done: usize, total: usize) {
+        let mut state = self.plain.lock().expect("progress lock");
+        let first = state.0.is_none();
+        let (start, done_at_start) = *state.0.get_or_insert_with(|| (now(), done));
+        if let Some(bar) = &self.bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            if first {
+                bar.reset_eta(); // resumed runs are not part of the rate
+            }
+            return;
+        }
+        let step = (total / 20).max(1);
+        if first || done == total || done >= state.1 + step {
+            let eta = eta_text(start, done - done_at_start, total - done);
+            eprintln!("sweep: {done}/{total} runs{eta}");
+            state.1 = done;
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+/// Wall-clock time for the progress display only; the simulation never reads it.
+#[allow(clippy::disallowed_methods)]
+fn now() -> Instant {
+    Instant::now()
+}
+
+/// `, ETA 1m 05s` from the rate so far, or nothing before the first run ends.
+fn eta_text(start: Instant, ran: usize, left: usize) -> String {
+    if ran == 0 || left == 0 {
+        return String::new();
+    }
+    let per_run_s = now().duration_since(start).as_secs_f64() / ran as f64;
+    let eta_s = (per_run_s * left as f64).round() as u64;
+    format!(", ETA {}m {:02}s", eta_s / 60, eta_s % 60)
+}

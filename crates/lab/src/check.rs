@@ -1,0 +1,388 @@
+//! `rebalance-sim check`: re-runs the committed reference results and reports every metric
+//! that moved beyond its tolerance.
+//!
+//! Baselines are listed in `results/check.toml` (paths relative to that file):
+//!
+//! ```toml
+//! [[run]]                      # a `rebalance-sim run` output folder holding summary.csv
+//! scenario = "../sims/crash.toml"
+//! dir = "crash"
+//! [[sweep]]                    # a `rebalance-sim sweep` output folder
+//! sweep = "../sims/sweeps/session-timeout.toml"
+//! dir = "sweeps/session-timeout-vs-protocol"
+//! ```
+//!
+//! A run baseline is re-run with each summary row's protocol and seed and compared exactly,
+//! column by column. A sweep baseline is re-run in memory with the baseline's replication count
+//! and its `aggregate.csv` means are compared with the tolerance recorded in its
+//! `manifest.json`: a mean moved if `|new - old| > absolute + relative * |old|`. Rows that
+//! appear or disappear count as moved too.
+
+use crate::sweep::{execute, LabError, RunFn, SweepPlan};
+use crate::sweep_manifest::{Manifest, ToleranceJson, MANIFEST_JSON};
+use crate::sweep_output::{aggregate_csv, protocol_label, summary_fields, AGGREGATE_CSV};
+use metrics::{Columns, SummaryRow};
+use scenario::Scenario;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Default location of the check file, relative to the working directory.
+pub const CHECK_TOML: &str = "results/check.toml";
+/// The summary file of a run baseline.
+pub const SUMMARY_CSV: &str = "summary.csv";
+
+/// What a baseline re-runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaselineKind {
+    /// `rebalance-sim run SCENARIO --seed <row seed> --protocol <row protocol>`.
+    Run {
+        /// The scenario file.
+        scenario: PathBuf,
+    },
+    /// `rebalance-sim sweep SWEEP --seeds <baseline replications>`.
+    Sweep {
+        /// The sweep file.
+        sweep: PathBuf,
+    },
+}
+
+/// One committed reference result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Baseline {
+    /// The folder holding the reference output.
+    pub dir: PathBuf,
+    /// How it is made.
+    pub kind: BaselineKind,
+}
+
+/// A metric that moved (or a row that appeared or disappeared).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moved {
+    /// Baseline folder.
+    pub baseline: String,
+    /// Row key (`eager:range` or `<cell> eager:range`).
+    pub row: String,
+    /// Column name, or `(row)`.
+    pub metric: String,
+    /// Value in the baseline.
+    pub was: String,
+    /// Value now.
+    pub now: String,
+    /// Difference, with percentage when numeric.
+    pub change: String,
+}
+
+/// The outcome of a check.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CheckReport {
+    /// Baselines re-run.
+    pub baselines: usize,
+    /// Values compared.
+    pub compared: usize,
+    /// What moved.
+    pub moved: Vec<Moved>,
+    /// Warnings that are not regressions (e.g. an input file changed since the baseline).
+    pub notes: Vec<String>,
+}
+
+/// Reads a check file; paths in it are relative to its folder.
+pub fn read_check_file(path: &Path) -> Result<Vec<Baseline>, LabError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        LabError::input(format!("{}: cannot read the check file: {e}", path.display()))
+    })?;
+    let table: toml::Table =
+        text.parse().map_err(|e| LabError::input(format!("{}: {e}", path.display())))?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for (key, value) in &table {
+        let field = match key.as_str() {
+            "run" => "scenario",
+            "sweep" => "sweep",
+            _ => {
+                errors
+                    .push(format!("{}: key `{key}`: unknown; allowed: run, sweep", path.display()));
+                continue;
+            }
+        };
+        let entries = value.as_array().map(Vec::as_slice).unwrap_or_default();
+        for (i, entry) in entries.iter().enumerate() {
+            match baseline_entry(entry, key, field, dir) {
+                Ok(b) => out.push(b),
+                Err(m) => errors.push(format!("{}: key `{key}[{i}]`: {m}", path.display())),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(LabError::Input(errors))
+    }
+}
+
+fn baseline_entry(
+    entry: &toml::Value,
+    kind: &str,
+    field: &str,
+    dir: &Path,
+) -> Result<Baseline, String> {
+    let allowed = format!("a table with `{field}` and `dir` (paths relative to the check file)");
+    let t = entry.as_table().ok_or_else(|| allowed.clone())?;
+    if let Some(k) = t.keys().find(|k| *k != field && *k != "dir") {
+        return Err(format!("unknown key `{k}`; allowed: {field}, dir"));
+    }
+    let get = |k: &str| {
+        t.get(k).and_then(|v| v.as_str()).map(|s| dir.join(s)).ok_or_else(|| allowed.clone())
+    };
+    let (file, out) = (get(field)?, get("dir")?);
+    let kind = if kind == "run" {
+        BaselineKind::Run { scenario: file }
+    } else {
+        BaselineKind::Sweep { sweep: file }
+    };
+    Ok(Baseline { dir: out, kind })
+}
+
+/// A small CSV table kept as text, for comparing files column by column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextTable {
+    /// Column names.
+    pub header: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl TextTable {
+    /// Parses CSV bytes with a header.
+    pub fn parse(bytes: &[u8], what: &str) -> Result<TextTable, LabError> {
+        let mut r = csv::ReaderBuilder::new().from_reader(bytes);
+        let bad = |e: csv::Error| LabError::input(format!("{what}: {e}"));
+        let header = r.headers().map_err(bad)?.iter().map(str::to_string).collect();
+        let mut rows = Vec::new();
+        for rec in r.records() {
+            rows.push(rec.map_err(bad)?.iter().map(str::to_string).collect());
+        }
+        Ok(TextTable { header, rows })
+    }
+
+    fn keyed(&self, key_cols: &[&str]) -> BTreeMap<String, BTreeMap<String, String>> {
+        let idx: Vec<usize> =
+            key_cols.iter().filter_map(|k| self.header.iter().position(|h| h == k)).collect();
+        let mut out = BTreeMap::new();
+        for row in &self.rows {
+            let key: Vec<&str> = idx.iter().map(|&i| row[i].as_str()).collect();
+            let cols = self.header.iter().cloned().zip(row.iter().cloned()).collect();
+            out.insert(key.join(" "), cols);
+        }
+        out
+    }
+}
+
+/// Compares `new` with `old` row by row (rows matched on `key_cols`) over the columns
+/// `is_metric` selects: exactly when `tol` is `None`, else numerically within `tol`.
+pub fn compare_tables(
+    baseline: &str,
+    old: &TextTable,
+    new: &TextTable,
+    key_cols: &[&str],
+    is_metric: &dyn Fn(&str) -> bool,
+    tol: Option<ToleranceJson>,
+) -> (usize, Vec<Moved>) {
+    let (old_rows, new_rows) = (old.keyed(key_cols), new.keyed(key_cols));
+    let mut moved = Vec::new();
+    let mut compared = 0;
+    let mk = |row: &str, metric: &str, was: &str, now: &str, change: String| Moved {
+        baseline: baseline.to_string(),
+        row: row.to_string(),
+        metric: metric.to_string(),
+        was: was.to_string(),
+        now: now.to_string(),
+        change,
+    };
+    for (key, cols) in &old_rows {
+        let Some(now_cols) = new_rows.get(key) else {
+            moved.push(mk(key, "(row)", "present", "missing", String::new()));
+            continue;
+        };
+        for (metric, was) in cols.iter().filter(|(c, _)| is_metric(c)) {
+            compared += 1;
+            let now = now_cols.get(metric).map(String::as_str).unwrap_or("(no column)");
+            if !within(was, now, tol) {
+                moved.push(mk(key, metric, was, now, change_text(was, now)));
+            }
+        }
+    }
+    for key in new_rows.keys().filter(|k| !old_rows.contains_key(*k)) {
+        moved.push(mk(key, "(row)", "absent", "new", String::new()));
+    }
+    (compared, moved)
+}
+
+fn within(was: &str, now: &str, tol: Option<ToleranceJson>) -> bool {
+    let Some(tol) = tol else { return was == now };
+    match (was.parse::<f64>(), now.parse::<f64>()) {
+        (Ok(a), Ok(b)) => (b - a).abs() <= tol.absolute + tol.relative * a.abs() || a == b,
+        _ => was == now,
+    }
+}
+
+fn change_text(was: &str, now: &str) -> String {
+    match (was.parse::<f64>(), now.parse::<f64>()) {
+        (Ok(a), Ok(b)) if a != 0.0 => {
+            format!("{:+} ({:+.1}%)", round6(b - a), (b - a) / a.abs() * 100.0)
+        }
+        (Ok(a), Ok(b)) => format!("{:+}", round6(b - a)),
+        _ => "changed".to_string(),
+    }
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Re-runs a run baseline: every summary row with its protocol and seed, compared exactly.
+pub fn check_run<L, F>(
+    dir: &Path,
+    scenario_path: &Path,
+    load: &L,
+    run: &F,
+) -> Result<CheckReport, LabError>
+where
+    L: Fn(&Path) -> Result<Scenario, Vec<String>>,
+    F: RunFn,
+{
+    let path = dir.join(SUMMARY_CSV);
+    let bytes =
+        std::fs::read(&path).map_err(|e| LabError::input(format!("{}: {e}", path.display())))?;
+    let old = TextTable::parse(&bytes, &path.display().to_string())?;
+    let baseline: Vec<SummaryRow> =
+        report::csv_out::read_rows(&path).map_err(|e| LabError::input(e.to_string()))?;
+    let scenario = load(scenario_path).map_err(LabError::Input)?;
+    let mut rows = Vec::new();
+    let mut report = CheckReport { baselines: 1, ..CheckReport::default() };
+    for b in &baseline {
+        let label = protocol_label(b);
+        let Some(spec) = scenario.protocols.iter().find(|p| p.to_string() == label) else {
+            report.notes.push(format!(
+                "{}: protocol {label} is no longer in {}",
+                dir.display(),
+                scenario_path.display()
+            ));
+            continue;
+        };
+        let new = run(&scenario, *spec, b.seed)
+            .map_err(|e| LabError::Run(format!("{label} seed {}: {e}", b.seed)))?;
+        let summary = new.summary.ok_or_else(|| {
+            LabError::Run(format!("{label} seed {}: the run reported no summary row", b.seed))
+        })?;
+        rows.push(summary_fields(&summary));
+    }
+    let header = SummaryRow::COLUMNS.iter().map(|c| c.to_string()).collect();
+    let new = TextTable { header, rows };
+    let keys = ["protocol", "assignor", "static_membership"];
+    let (compared, moved) = compare_tables(
+        &dir.display().to_string(),
+        &old,
+        &new,
+        &keys,
+        &|c| !keys.contains(&c),
+        None,
+    );
+    report.compared = compared;
+    report.moved = moved;
+    Ok(report)
+}
+
+/// Re-runs a sweep baseline in memory and compares its aggregate means within the tolerance
+/// of the baseline's manifest.
+pub fn check_sweep<E, P, F>(
+    dir: &Path,
+    sweep: &Path,
+    parse: P,
+    run: &F,
+    jobs: usize,
+) -> Result<CheckReport, LabError>
+where
+    E: fmt::Display,
+    P: Fn(toml::Table, &Path) -> Result<Scenario, Vec<E>>,
+    F: RunFn,
+{
+    let old_manifest = Manifest::read(&dir.join(MANIFEST_JSON)).map_err(LabError::input)?;
+    let agg_path = dir.join(AGGREGATE_CSV);
+    let old_bytes = std::fs::read(&agg_path)
+        .map_err(|e| LabError::input(format!("{}: {e}", agg_path.display())))?;
+    let plan =
+        SweepPlan::load(sweep, Some(old_manifest.replications), &old_manifest.git_commit, parse)?;
+    let mut report = CheckReport { baselines: 1, ..CheckReport::default() };
+    for (what, a, b) in [
+        ("sweep file", &old_manifest.sweep_sha256, &plan.manifest.sweep_sha256),
+        ("base scenario", &old_manifest.base_sha256, &plan.manifest.base_sha256),
+    ] {
+        if a != b {
+            report
+                .notes
+                .push(format!("{}: the {what} changed since the baseline was made", dir.display()));
+        }
+    }
+    let records = execute(&plan, &plan.runs(), jobs, None, run, &|| {})?;
+    let new = TextTable::parse(&aggregate_csv(&plan.manifest, &records)?, "re-run")?;
+    let old = TextTable::parse(&old_bytes, &agg_path.display().to_string())?;
+    let mut keys = vec!["cell"];
+    keys.extend(old_manifest.grid_keys.iter().map(String::as_str));
+    keys.extend(["protocol", "assignor", "static_membership"]);
+    let is_mean = |c: &str| c.ends_with("_mean");
+    let (compared, moved) = compare_tables(
+        &dir.display().to_string(),
+        &old,
+        &new,
+        &keys,
+        &is_mean,
+        Some(old_manifest.tolerance),
+    );
+    report.compared = compared;
+    report.moved = moved;
+    Ok(report)
+}
+
+/// Adds `other` into `total`.
+pub fn combine(total: &mut CheckReport, other: CheckReport) {
+    total.baselines += other.baselines;
+    total.compared += other.compared;
+    total.moved.extend(other.moved);
+    total.notes.extend(other.notes);
+}
+
+/// A readable table of what moved, one line per value.
+pub fn format_moved(moved: &[Moved]) -> String {
+    let head = ["baseline", "row", "metric", "was", "now", "change"].map(String::from);
+    let rows: Vec<[String; 6]> = moved
+        .iter()
+        .map(|m| {
+            [
+                m.baseline.clone(),
+                m.row.clone(),
+                m.metric.clone(),
+                m.was.clone(),
+                m.now.clone(),
+                m.change.clone(),
+            ]
+        })
+        .collect();
+    let mut widths = head.clone().map(|h| h.len());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let line = |cells: &[String; 6]| {
+        let parts: Vec<String> =
+            cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        format!("{}\n", parts.join("  ").trim_end())
+    };
+    let mut out = line(&head);
+    for r in &rows {
+        out.push_str(&line(r));
+    }
+    out
+}
