@@ -18,14 +18,35 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run a scenario once per protocol; write CSV (and charts) and print a table.
+    Run(commands::run::Args),
     /// Check scenario files without running them.
     Validate(commands::validate::Args),
+    /// Print the assignment an assignor computes for a JSON group description.
+    Assign(commands::assign::Args),
+    /// Run a grid of parameters x seeds in parallel (DESIGN section 9).
+    Sweep(commands::sweep::Args),
+    /// Join the outputs of `sweep --shard K/N` into one sweep's files.
+    Merge(commands::merge::Args),
+    /// Re-run the committed reference results; exit 1 if a metric moved.
+    Check(commands::check::Args),
+    /// Redraw the charts of a run from its CSV files.
+    Plot(commands::plot::Args),
+    /// Random scenarios from seeds, every invariant checked after every event; exit 1 on a failure.
+    Chaos(commands::chaos::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
+        Command::Run(args) => commands::run::run(args),
         Command::Validate(args) => commands::validate::run(args),
+        Command::Assign(args) => commands::assign::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
+        Command::Merge(args) => commands::merge::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Plot(args) => commands::plot::run(args),
+        Command::Chaos(args) => commands::chaos::run(args),
     };
     commands::exit(outcome)
 }

@@ -1,8 +1,19 @@
-//! Experiments on top of the model: one run of a scenario per protocol, and (later) sweeps,
-//! shards and merge, the regression check and chaos.
+//! Experiments on top of the model: one run of a scenario per protocol ([`run_protocol`]),
+//! seeded sweeps with shards and merge, and the regression check.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod chaos;
+pub mod chaos_check;
+pub mod chaos_gen;
+pub mod check;
 mod single;
+pub mod stats;
+pub mod sweep;
+pub mod sweep_journal;
+pub mod sweep_manifest;
+pub mod sweep_merge;
+pub mod sweep_output;
+pub mod sweep_table;
 
-pub use single::run_protocol;
+pub use single::{run_protocol, RunError};

@@ -1,11 +1,59 @@
 //! One protocol run of one scenario: build the world, run it to the end, fold the metrics.
 
-use metrics::RunReport;
+use metrics::{Collector, RunLabels, RunReport};
+use model::ModelError;
 use scenario::{ProtocolSpec, Scenario};
+use std::fmt;
+
+/// Why a protocol run could not produce a report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// The protocol is not modeled yet; no results are faked.
+    Unsupported(ModelError),
+    /// The run reached the event bound before its end time.
+    EventLimit {
+        /// The protocol.
+        protocol: String,
+        /// Events handled.
+        events: u64,
+    },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Unsupported(e) => write!(f, "{e}"),
+            RunError::EventLimit { protocol, events } => write!(
+                f,
+                "protocol `{protocol}` stopped after {events} events before the end time; \
+                 shorten `duration` or lower the rates"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
 
 /// Runs `scenario` once under `protocol` with run seed `seed` and returns its report.
 /// Deterministic: the same arguments give the same report, bit for bit.
-pub fn run_protocol(scenario: &Scenario, protocol: ProtocolSpec, seed: u64) -> RunReport {
-    let _ = (scenario, protocol, seed);
-    unimplemented!("the classic model arrives with issue 4")
+pub fn run_protocol(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+) -> Result<RunReport, RunError> {
+    let labels = RunLabels {
+        scenario: scenario.name.clone(),
+        protocol: protocol.protocol.name().to_string(),
+        assignor: protocol.assignor.name().to_string(),
+        static_membership: protocol.static_membership,
+        seed,
+        duration: scenario.duration,
+    };
+    let mut collector = Collector::new(labels);
+    let stats =
+        model::simulate(scenario, protocol, seed, &mut collector).map_err(RunError::Unsupported)?;
+    if stats.hit_event_limit {
+        return Err(RunError::EventLimit { protocol: protocol.to_string(), events: stats.events });
+    }
+    Ok(collector.finish())
 }

@@ -256,13 +256,6 @@ impl Columns for OwnershipRow {
 }
 
 impl Columns for TimelineRow {
-    const COLUMNS: &'static [&'static str] = &[
-        "protocol",
-        "assignor",
-        "static_membership",
-        "t_s",
-        "lag",
-        "down_partitions",
-        "members",
-    ];
+    const COLUMNS: &'static [&'static str] =
+        &["protocol", "assignor", "static_membership", "t_s", "lag", "down_partitions", "members"];
 }

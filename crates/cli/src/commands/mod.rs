@@ -1,5 +1,12 @@
 //! One module per subcommand, and the shared outcome type that maps to the exit code.
 
+pub mod assign;
+pub mod chaos;
+pub mod check;
+pub mod merge;
+pub mod plot;
+pub mod run;
+pub mod sweep;
 pub mod validate;
 
 use std::process::ExitCode;

@@ -1,0 +1,168 @@
+//! `rebalance-sim run SCENARIO.toml [--seed N] [--protocol P]... [--out DIR] [--charts]`: runs
+//! the scenario once per protocol (the file's list, or every `--protocol`), writes the five CSV
+//! files of DESIGN section 7 atomically (default folder `results/<scenario name>/`), optionally
+//! the charts, and prints a side-by-side table (rows = metrics, columns = protocol runs).
+//!
+//! Bad input (an invalid file, an unknown protocol, a `--protocol` the model does not run yet)
+//! is reported on stderr with exit 2 before anything is written. Protocols of the file's own
+//! list that the model does not run yet are skipped with a warning (exit 2 if none is left).
+
+use super::Outcome;
+use metrics::{RunReport, SummaryRow};
+use scenario::{ProtocolSpec, Scenario};
+use std::path::{Path, PathBuf};
+
+/// Run a scenario once per protocol and write its CSV files.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The scenario file (TOML).
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: PathBuf,
+    /// Run seed (default: the file's `seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Protocol to run, repeatable: `eager[:range|roundrobin|sticky]`,
+    /// `cooperative[:cooperative-sticky]`, with an optional `+static` (default: the file's
+    /// `protocols`).
+    #[arg(long = "protocol", value_name = "P")]
+    pub protocols: Vec<String>,
+    /// Output folder (default: `results/<scenario name>/`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also draw the charts (ownership timeline per protocol, lag, comparison).
+    #[arg(long)]
+    pub charts: bool,
+}
+
+/// Loads, runs every protocol, writes the outputs and prints the table.
+pub fn run(args: Args) -> Outcome {
+    let scenario = match scenario::load(&args.scenario) {
+        Ok(s) => s,
+        Err(errors) => {
+            for error in &errors {
+                eprintln!("error: {error}");
+            }
+            return Outcome::BadInput;
+        }
+    };
+    let Some(protocols) = protocols_of(&scenario, &args.protocols) else {
+        return Outcome::BadInput;
+    };
+    let seed = args.seed.unwrap_or(scenario.seed);
+    let from_file = args.protocols.is_empty();
+    let mut reports = Vec::with_capacity(protocols.len());
+    for protocol in protocols {
+        match lab::run_protocol(&scenario, protocol, seed) {
+            Ok(report) => reports.push(report),
+            // The file's list may name protocols of later issues: run the others.
+            Err(e @ lab::RunError::Unsupported(_)) if from_file => {
+                eprintln!("warning: {}: skipped: {e}", args.scenario.display());
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", args.scenario.display());
+                return Outcome::BadInput;
+            }
+        }
+    }
+    if reports.is_empty() {
+        eprintln!("error: {}: none of its protocols can be run yet", args.scenario.display());
+        return Outcome::BadInput;
+    }
+    let out = args.out.unwrap_or_else(|| Path::new("results").join(&scenario.name));
+    if let Err(e) = report::csv_out::write_run_outputs(&out, &reports) {
+        eprintln!("error: writing {}: {e}", out.display());
+        return Outcome::BadInput;
+    }
+    if args.charts {
+        if let Err(e) = report::charts::draw_run(&out, &reports) {
+            eprintln!("error: drawing charts in {}: {e}", out.display());
+            return Outcome::BadInput;
+        }
+    }
+    print!("{}", table(&reports));
+    println!("wrote {}", out.display());
+    Outcome::Ok
+}
+
+/// The protocols to run: `--protocol` values if any (each parsed), else the file's list.
+fn protocols_of(scenario: &Scenario, given: &[String]) -> Option<Vec<ProtocolSpec>> {
+    if given.is_empty() {
+        return Some(scenario.protocols.clone());
+    }
+    let mut specs = Vec::with_capacity(given.len());
+    let mut ok = true;
+    for text in given {
+        match Scenario::parse_protocol(text) {
+            Ok(mut spec) => {
+                spec.static_membership |= scenario.group.static_membership;
+                specs.push(spec);
+            }
+            Err(e) => {
+                eprintln!("error: --protocol {text}: {e}");
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(specs)
+}
+
+/// The rows of the printed table: label and how to read it from a summary.
+type Metric = (&'static str, fn(&SummaryRow) -> String);
+
+const METRICS: &[Metric] = &[
+    ("records_produced", |s| s.records_produced.to_string()),
+    ("records_processed", |s| s.records_processed.to_string()),
+    ("records_reprocessed", |s| s.records_reprocessed.to_string()),
+    ("records_lost", |s| s.records_lost.to_string()),
+    ("final_lag", |s| s.final_lag.to_string()),
+    ("downtime_partition_s", |s| format!("{:.3}", s.downtime_partition_s)),
+    ("downtime_episode_ms_p50", |s| format!("{:.1}", s.downtime_episode_ms_p50)),
+    ("downtime_episode_ms_p99", |s| format!("{:.1}", s.downtime_episode_ms_p99)),
+    ("downtime_episode_ms_max", |s| format!("{:.1}", s.downtime_episode_ms_max)),
+    ("stop_the_world_s", |s| format!("{:.3}", s.stop_the_world_s)),
+    ("rebalances", |s| s.rebalances.to_string()),
+    ("rebalance_ms_p50", |s| format!("{:.1}", s.rebalance_ms_p50)),
+    ("rebalance_ms_max", |s| format!("{:.1}", s.rebalance_ms_max)),
+    ("partitions_moved", |s| s.partitions_moved.to_string()),
+    ("e2e_latency_ms_p50", |s| format!("{:.2}", s.e2e_latency_ms_p50)),
+    ("e2e_latency_ms_p99", |s| format!("{:.2}", s.e2e_latency_ms_p99)),
+    ("e2e_latency_ms_max", |s| format!("{:.2}", s.e2e_latency_ms_max)),
+    ("events", |s| s.events.to_string()),
+];
+
+/// A side-by-side table: one row per metric, one column per protocol run.
+pub fn table(reports: &[RunReport]) -> String {
+    let summaries: Vec<&SummaryRow> = reports.iter().filter_map(|r| r.summary.as_ref()).collect();
+    let mut header = vec!["metric".to_string()];
+    header.extend(summaries.iter().map(|s| column_label(s)));
+    let mut rows = vec![header];
+    for (name, read) in METRICS {
+        let mut row = vec![(*name).to_string()];
+        row.extend(summaries.iter().map(|s| read(s)));
+        rows.push(row);
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let mut text = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                if c == 0 {
+                    format!("{cell:<w$}", w = widths[c])
+                } else {
+                    format!("{cell:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        text.push_str(cells.join("  ").trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+fn column_label(s: &SummaryRow) -> String {
+    let suffix = if s.static_membership { "+static" } else { "" };
+    format!("{}:{}{suffix}", s.protocol, s.assignor)
+}

@@ -1,0 +1,152 @@
+//! `rebalance-sim run` as a process: exit codes (0 ok, 2 bad input), the five CSV files, the
+//! printed table, `--seed`, `--protocol` and refusal of protocols the model does not run yet.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SCENARIO: &str = r#"
+name = "tiny"
+duration = "20s"
+seed = 3
+protocols = ["eager:range", "cooperative"]
+
+[[topic]]
+name = "t"
+partitions = 4
+rate = 50.0
+
+[consumer]
+processing = "1ms"
+
+[group]
+members = 2
+
+[[event]]
+at = "10s"
+kind = "join"
+member = "c2"
+"#;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rebalance-sim")).args(args).output().expect("binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn setup(body: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.toml");
+    std::fs::write(&path, body).unwrap();
+    (dir, path)
+}
+
+fn read(dir: &Path, file: &str) -> String {
+    std::fs::read_to_string(dir.join(file)).unwrap()
+}
+
+#[test]
+fn run_writes_five_csv_files_and_prints_a_table() {
+    let (dir, path) = setup(SCENARIO);
+    let out_dir = dir.path().join("out");
+    let out = run(&["run", path.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let header = stdout.lines().next().unwrap();
+    assert!(header.starts_with("metric"), "{stdout}");
+    assert!(header.contains("eager:range") && header.contains("cooperative:cooperative-sticky"));
+    assert!(stdout.contains("partitions_moved"), "{stdout}");
+    let summary = read(&out_dir, "summary.csv");
+    assert!(summary.starts_with("scenario,protocol,assignor,static_membership,seed,duration_s,"));
+    // One row per protocol run, carrying the file's seed.
+    let rows: Vec<&str> = summary.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].starts_with("tiny,eager,range,false,3,20.0,4,"), "{}", rows[0]);
+    for file in ["partitions.csv", "rebalances.csv", "ownership.csv", "timeline.csv"] {
+        assert!(read(&out_dir, file).lines().count() > 1, "{file} has rows");
+    }
+    // 20 s sampled every second from t = 0: 21 timeline rows per protocol run.
+    assert_eq!(read(&out_dir, "timeline.csv").lines().count(), 1 + 2 * 21);
+}
+
+#[test]
+fn same_seed_same_bytes_and_seed_override() {
+    let (dir, path) = setup(SCENARIO);
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    for target in [&a, &b] {
+        let out =
+            run(&["run", path.to_str().unwrap(), "--seed", "9", "--out", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    for file in ["summary.csv", "partitions.csv", "rebalances.csv", "ownership.csv", "timeline.csv"]
+    {
+        assert_eq!(read(&a, file), read(&b, file), "{file}");
+    }
+    assert!(read(&a, "summary.csv")
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("tiny,eager,range,false,9,"));
+}
+
+#[test]
+fn protocol_flag_selects_runs() {
+    let (dir, path) = setup(SCENARIO);
+    let out_dir = dir.path().join("out");
+    let args = ["run", path.to_str().unwrap(), "--protocol", "eager:roundrobin", "--out"];
+    let out = run(&[&args[..], &[out_dir.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary = read(&out_dir, "summary.csv");
+    let rows: Vec<&str> = summary.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0].starts_with("tiny,eager,roundrobin,"), "{}", rows[0]);
+}
+
+#[test]
+fn unmodeled_protocol_is_bad_input_and_writes_nothing() {
+    let (dir, path) = setup(SCENARIO);
+    let out_dir = dir.path().join("out");
+    let out = run(&[
+        "run",
+        path.to_str().unwrap(),
+        "--protocol",
+        "consumer:uniform",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("consumer:uniform") && stderr.contains("not modeled yet"), "{stderr}");
+    assert!(!out_dir.exists());
+}
+
+#[test]
+fn unmodeled_protocols_of_the_file_are_skipped_with_a_warning() {
+    let body = SCENARIO.replace("\"cooperative\"]", "\"cooperative\", \"consumer:uniform\"]");
+    let (dir, path) = setup(&body);
+    let out_dir = dir.path().join("out");
+    let out = run(&["run", path.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("warning:"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("consumer:uniform"), "{}", text(&out.stderr));
+    assert_eq!(read(&out_dir, "summary.csv").lines().count(), 3, "two runs and the header");
+    // Only unmodeled protocols: nothing to run, exit 2.
+    let body = SCENARIO.replace("[\"eager:range\", \"cooperative\"]", "[\"manual\"]");
+    let (_dir2, path) = setup(&body);
+    let out = run(&["run", path.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn bad_protocol_name_and_bad_file_exit_2() {
+    let (_dir, path) = setup(SCENARIO);
+    let out = run(&["run", path.to_str().unwrap(), "--protocol", "eager:fastest"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--protocol eager:fastest"), "{}", text(&out.stderr));
+    let (_dir2, bad) = setup("name = \"x\"\nduration = \"banana\"\n");
+    let out = run(&["run", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("error:"), "{}", text(&out.stderr));
+}

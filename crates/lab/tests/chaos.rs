@@ -1,0 +1,108 @@
+//! Chaos mode end to end: the CI gate (50 seeds under every modeled protocol, every invariant
+//! after every event), determinism of whole chaos runs, and that failures are reported with
+//! what is needed to replay them.
+
+use lab::chaos::{self, ChaosSummary, Failure, Verdict};
+use lab::chaos_check::Violation;
+use lab::chaos_gen;
+use rayon::prelude::*;
+use scenario::Scenario;
+use sim_core::SimTime;
+
+/// The CI gate: seeds 0..50, each under one of the modeled protocols in turn (a debug build
+/// runs the model's own assertions after every event too, so every protocol for every seed
+/// would take minutes; `rebalance-sim chaos --seeds 0..300` in release covers that).
+/// Fails listing every failure with its replay command.
+#[test]
+fn ci_gate_50_chaos_seeds_pass_every_invariant() {
+    let protocols: Vec<_> = ["eager:range", "eager:roundrobin", "eager:sticky", "cooperative"]
+        .iter()
+        .map(|p| Scenario::parse_protocol(p).unwrap())
+        .collect();
+    let results: Vec<_> = (0..50u64)
+        .into_par_iter()
+        .map(|seed| chaos::check_seed(seed, &protocols[seed as usize % 4..][..1]))
+        .collect();
+    let mut reports = String::new();
+    for r in &results {
+        for run in &r.runs {
+            if let Verdict::Failed(f) = &run.verdict {
+                reports.push_str(&chaos::failure_report(r.seed, run.protocol, f, None));
+            }
+        }
+    }
+    let summary = ChaosSummary::of(&results);
+    assert_eq!(summary.seeds, 50);
+    assert_eq!(summary.runs, 50);
+    assert!(reports.is_empty(), "{}\n{reports}", summary.line());
+}
+
+/// The same seeds give the same verdicts, facts and scenarios, in seed order, whatever the
+/// number of threads.
+#[test]
+fn chaos_results_do_not_depend_on_threads() {
+    let protocols = vec![Scenario::parse_protocol("cooperative").unwrap()];
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let serial = one.install(|| chaos::run_seeds(100..102, &protocols));
+    let parallel = chaos::run_seeds(100..102, &protocols);
+    assert_eq!(serial, parallel);
+    let seeds: Vec<u64> = parallel.iter().map(|r| r.seed).collect();
+    assert_eq!(seeds, [100, 101]);
+}
+
+#[test]
+fn unmodeled_protocols_are_skipped_with_the_reason() {
+    let protocols = vec![Scenario::parse_protocol("manual").unwrap()];
+    let results = chaos::run_seeds(7..8, &protocols);
+    let Verdict::Skipped(reason) = &results[0].runs[0].verdict else {
+        panic!("{:?}", results[0].runs[0].verdict)
+    };
+    assert!(reason.contains("manual"), "{reason}");
+    let summary = ChaosSummary::of(&results);
+    assert_eq!(summary.line(), "1 seeds, 0 runs, 0 failures");
+    assert_eq!(summary.skipped["manual:none"].1, 1);
+}
+
+/// A scenario whose liveness deadline is impossible to meet (no time at all for the group to
+/// form) fails `liveness`, and the report carries the seed, the invariant, the last events
+/// and the replay command.
+#[test]
+fn a_broken_rule_is_reported_with_last_events_and_replay() {
+    let mut scenario = chaos_gen::generate(5);
+    scenario.group.members = 2;
+    scenario.events.clear();
+    // With the deadline at 0 s, the very first event breaks it: member c0 starts at 0 s and
+    // its JoinGroup is still on the way (rtt / 2), so the coordinator is still Empty while a
+    // live member exists.
+    let deadline_now =
+        lab::chaos_check::Liveness { horizon: SimTime::ZERO, deadline: SimTime::ZERO };
+    let verdict = chaos::check_run_with(&scenario, scenario.protocols[0], Some(deadline_now));
+    let Verdict::Failed(Failure { violation, at, event, last_events }) = verdict else {
+        panic!("{verdict:?}")
+    };
+    assert_eq!(violation.invariant, "liveness");
+    assert_eq!((at, event), (SimTime::ZERO, 1));
+    assert!(
+        violation.detail.ends_with("at 0s: the group is Empty (generation 0)"),
+        "{}",
+        violation.detail
+    );
+    assert_eq!(last_events.len(), 1, "{last_events:?}");
+    assert!(last_events[0].starts_with("0s Action(Start(\"c0\"))"), "{last_events:?}");
+    let failure = Failure { violation: violation.clone(), at, event, last_events };
+    let report =
+        chaos::failure_report(5, scenario.protocols[0], &failure, Some("out/chaos-5.toml"));
+    assert!(report.starts_with("FAIL seed 5 eager:range: liveness at 0s (event 1)\n"), "{report}");
+    assert!(report.contains("  replay: rebalance-sim chaos --seeds 5 --protocol eager:range\n"));
+    assert!(report.contains("rebalance-sim run out/chaos-5.toml --protocol eager:range"));
+    let _: &Violation = &failure.violation;
+}
+
+#[test]
+fn seed_ranges_parse_half_open_inclusive_and_single() {
+    assert_eq!(chaos::parse_seed_range("0..500"), Ok(0..500));
+    assert_eq!(chaos::parse_seed_range("3..=5"), Ok(3..6));
+    assert_eq!(chaos::parse_seed_range("42"), Ok(42..43));
+    assert!(chaos::parse_seed_range("5..5").unwrap_err().contains("holds no seed"));
+    assert!(chaos::parse_seed_range("a..b").unwrap_err().contains("is not a seed"));
+}

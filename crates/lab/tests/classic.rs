@@ -1,0 +1,410 @@
+//! Hand-derived scenario tests of the classic protocol (issue 4, item 4), run through
+//! `lab::run_protocol` (model + metrics). Every expected number is derived in the comment
+//! above its assertion.
+//!
+//! Common timing of the base scenario (derivation used by every test):
+//! - rtt 2 ms, so every request and response takes 1 ms one way;
+//! - constant arrivals at 100 records/s per partition: offset k arrives at (k + 1) * 10 ms,
+//!   and reaches a waiting consumer 1 ms later (the fetch response), so members poll at
+//!   x.xx1 s;
+//! - `group.initial.rebalance.delay.ms` = 0: joins sent at t = 0 arrive at 1 ms, the join
+//!   phase ends at 1 ms, join responses arrive at 2 ms, the SyncGroups at 3 ms, the sync
+//!   responses at 4 ms: the first assignment takes effect at 4 ms;
+//! - heartbeats every 3 s from the sync response: sent at 3.004, 6.004, ... (3k + 0.004 s),
+//!   arriving 1 ms later; session timeout 10 s;
+//! - Java auto-commit every 5 s, checked at poll: polls happen at 4.991, 5.001, ... so commits
+//!   are sent at 5.001, 10.001, 15.001, 20.001, ... and carry the positions returned by the
+//!   previous poll: at 20.001 s, offsets that arrived by 19.990 s, i.e. position 1999.
+
+use metrics::RunReport;
+use model::Observation;
+use scenario::{ProtocolSpec, Scenario};
+use std::path::Path;
+
+const BASE: &str = r#"
+name = "hand"
+duration = "40s"
+seed = 7
+protocols = ["eager:range"]
+
+[[topic]]
+name = "t"
+partitions = 4
+rate = 100.0
+arrival = "constant"
+
+[consumer]
+processing = "0ms"
+commit = "auto"
+
+[consumer.config]
+"session.timeout.ms" = 10000
+"heartbeat.interval.ms" = 3000
+"max.poll.interval.ms" = 300000
+"auto.commit.interval.ms" = 5000
+"auto.offset.reset" = "earliest"
+
+[broker.config]
+"group.initial.rebalance.delay.ms" = 0
+
+[network]
+rtt = "2ms"
+
+[group]
+members = 2
+"#;
+
+fn scenario(extra: &str) -> Scenario {
+    scenario_lasting("40s", extra)
+}
+
+fn scenario_lasting(duration: &str, extra: &str) -> Scenario {
+    let base = BASE.replace("duration = \"40s\"", &format!("duration = \"{duration}\""));
+    let text = format!("{base}\n{extra}");
+    scenario::parse_str(&text, Path::new("hand.toml")).unwrap_or_else(|e| {
+        panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
+    })
+}
+
+fn spec(text: &str) -> ProtocolSpec {
+    Scenario::parse_protocol(text).unwrap()
+}
+
+fn run(s: &Scenario, protocol: &str) -> RunReport {
+    lab::run_protocol(s, spec(protocol), s.seed).unwrap()
+}
+
+fn close(actual: f64, expected: f64, what: &str) {
+    assert!((actual - expected).abs() < 1e-6, "{what}: {actual} != {expected}");
+}
+
+/// (a) c1 crashes at 20.505 s and never returns (2 members, range: c0 owns t-0, t-1; c1 owns
+/// t-2, t-3).
+#[test]
+fn crash_without_restart() {
+    let s = scenario("[[event]]\nat = \"20.505s\"\nkind = \"crash\"\nmember = \"c1\"\n");
+    let r = run(&s, "eager:range");
+    let sum = r.summary.as_ref().unwrap();
+    // c1's last heartbeat was sent at 18.004 s and arrived at 18.005 s: its session expires at
+    // 18.005 + 10 = 28.005 s (the rebalance trigger). c0 learns at its heartbeat of 30.004 s
+    // (response 30.006), commits, revokes and rejoins at once: join 30.007 (only member, the
+    // join phase ends), join response 30.008, sync 30.009, sync response 30.010 s.
+    let reb = &r.rebalances[1];
+    assert_eq!(reb.trigger, "session-expiry");
+    close(reb.start_s, 28.005, "rebalance start");
+    close(reb.end_s, 30.010, "rebalance end");
+    assert_eq!((reb.rounds, reb.members, reb.partitions_moved), (1, 1, 2));
+    // c1 polled at 20.501 s (offset 2049, arrived 20.500) before it died; t-2 and t-3 are
+    // down from their next record (20.510 s) to 30.010 s: 9.5 s each = (session timeout 10 s
+    // - 2.501 s since the last heartbeat) + 2.005 s until c0 rejoins and syncs - 0.005 s until
+    // a record waits. t-0/t-1 are revoked 30.006..30.010 but their next record arrives at
+    // 30.010: idle, not down.
+    close(sum.downtime_partition_s, 2.0 * 9.5, "downtime");
+    close(sum.downtime_episode_ms_max, 9500.0, "longest episode");
+    let down: Vec<f64> = r.partitions.iter().map(|p| p.downtime_s).collect();
+    assert_eq!(down.iter().filter(|d| **d == 0.0).count(), 2, "{down:?}");
+    // c1 processed offsets up to 2049; its last commit (20.001) stored 1999 (offsets that
+    // arrived by 19.990). c0 resumes t-2 and t-3 at 1999: 51 records each again = 100
+    // records/s x 0.51 s between the last committed record and the crash, on 2 partitions.
+    assert_eq!(sum.records_reprocessed, 102);
+    // Stop-the-world: from c0's revocation (30.006) to its new assignment (30.010) no partition
+    // may be consumed while t-2/t-3 have waiting records.
+    close(sum.stop_the_world_s, 0.004, "stop the world");
+    // 40 s x 100/s x 4 partitions = 16000 produced; the records of 40.000 s reach the member
+    // after the end (final lag 4); earliest reset loses nothing.
+    assert_eq!(sum.records_produced, 16_000);
+    assert_eq!((sum.records_lost, sum.final_lag), (0, 4));
+    assert_eq!(sum.records_processed, 16_000 - 4 + 102);
+    assert_eq!(sum.rebalances, 2);
+}
+
+/// (b) Scale-out from 3 to 4 members on 12 partitions at 250 records/s (offset k at
+/// (k + 1) * 4 ms): c3 starts at 20 s; its join arrives at 20.001 s (rebalance start).
+#[test]
+fn scale_out_eager_moves_six_cooperative_three() {
+    let extra = "[[event]]\nat = \"20s\"\nkind = \"join\"\nmember = \"c3\"\n";
+    let mut s = scenario(extra);
+    s.topics[0].partitions = 12;
+    s.topics[0].rate_per_s = 250.0;
+    s.group.members = 3;
+
+    let eager = run(&s, "eager:range");
+    let e = eager.summary.as_ref().unwrap();
+    // Range 3 -> 4 members: c0 0-3 -> 0-2, c1 4-7 -> 3-5, c2 8-11 -> 6-8, c3 9-11:
+    // 3, 6, 7, 9, 10, 11 change owner.
+    assert_eq!(e.partitions_moved, 6);
+    assert_eq!(eager.rebalances[1].partitions_moved, 6);
+    // c0..c2 learn at their heartbeat of 21.004 (response 21.006), revoke and rejoin; the join
+    // phase ends at 21.007, SyncGroup responses arrive at 21.010. Records of 21.008 wait
+    // 21.008..21.010 on all 12 partitions: 2 ms of stop-the-world, 24 ms of downtime.
+    close(eager.rebalances[1].start_s, 20.001, "eager start");
+    close(eager.rebalances[1].end_s, 21.010, "eager end");
+    close(e.stop_the_world_s, 0.002, "eager stop the world");
+    close(e.downtime_partition_s, 0.024, "eager downtime");
+
+    let coop = run(&s, "cooperative:cooperative-sticky");
+    let c = coop.summary.as_ref().unwrap();
+    // Cooperative-sticky 4/4/4 -> 3/3/3/3: one partition from each old member.
+    assert_eq!(c.partitions_moved, 3);
+    let reb = &coop.rebalances[1];
+    assert_eq!((reb.rounds, reb.partitions_moved), (2, 3));
+    // Round 1 ends at 21.010 (same timing as eager, nothing moves); the three owners revoke
+    // one partition each and rejoin at once (join 21.011). c3 learns at its heartbeat of
+    // 24.010 (3 s after its sync response), response 24.012, join 24.013, sync response
+    // 24.016: the rebalance lasts 20.001..24.016 s.
+    close(reb.start_s, 20.001, "coop start");
+    close(reb.end_s, 24.016, "coop end");
+    // The moved partitions wait from their next record (21.012) to 24.016: 3.004 s each.
+    close(c.downtime_partition_s, 3.0 * 3.004, "coop downtime");
+    // The other 9 partitions are consumed throughout: no stop-the-world.
+    close(c.stop_the_world_s, 0.0, "coop stop the world");
+}
+
+/// (c) c1 crashes at 20.505 s and restarts 2 s later, inside the 10 s session timeout: the
+/// restarted process is a new dynamic member and the eager rebalance waits for the old
+/// member id to expire.
+#[test]
+fn crash_restart_holds_eager_rebalance_until_old_member_expires() {
+    let extra =
+        "[[event]]\nat = \"20.505s\"\nkind = \"crash\"\nmember = \"c1\"\nrestart_after = \"2s\"\n";
+    let s = scenario(extra);
+    let r = run(&s, "eager:range");
+    let sum = r.summary.as_ref().unwrap();
+    // The new c1 joins at 22.505 s (arrives 22.506: rebalance start). c0 learns at its
+    // heartbeat of 24.004 (response 24.006) and rejoins (24.007). The old c1 id never rejoins;
+    // its session expires at 28.005 s (last heartbeat arrived 18.005), which ends the join
+    // phase: join responses 28.006, syncs 28.007, sync responses 28.008 s.
+    let reb = &r.rebalances[1];
+    assert_eq!(reb.trigger, "join");
+    close(reb.start_s, 22.506, "start");
+    close(reb.end_s, 28.008, "end");
+    assert_eq!((reb.rounds, reb.members), (1, 2));
+    // Range gives the new c1 its old partitions back: nothing moves.
+    assert_eq!(sum.partitions_moved, 0);
+    // From c0's revocation at 24.006 to 28.008 no partition may be consumed while t-2/t-3
+    // (owner dead since 20.505, records waiting from 20.510) have records waiting: 4.002 s stop-the-world.
+    close(sum.stop_the_world_s, 4.002, "stop the world");
+    // Down: t-2, t-3 from their first record after the crash (20.510) to 28.008 (7.498 s
+    // each); t-0, t-1 from their next record after the revocation (24.010) to 28.008 (3.998 s
+    // each).
+    close(sum.downtime_partition_s, 2.0 * 7.498 + 2.0 * 3.998, "downtime");
+    // As in (a): 51 records since the last commit on each of c1's partitions.
+    assert_eq!(sum.records_reprocessed, 102);
+}
+
+/// (d) c1 stalls 8 s inside a batch with `max.poll.interval.ms` = 5 s, committing
+/// synchronously after every batch; processing takes 1 ms per record.
+#[test]
+fn stall_beyond_max_poll_interval_leaves_and_rejoins() {
+    let extra =
+        "[[event]]\nat = \"20.502s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"8s\"\n";
+    let mut s = scenario(extra);
+    s.consumer.config.max_poll_interval = sim_core::SimTime::from_secs(5);
+    s.consumer.processing = scenario::Processing::Constant(sim_core::SimTime::from_millis(1));
+    s.consumer.commit = scenario::CommitPolicy::SyncPerBatch;
+    let protocol = spec("eager:range");
+    let mut seen: Vec<Observation> = Vec::new();
+    model::simulate(&s, protocol, s.seed, &mut seen).unwrap();
+    let r = run(&s, "eager:range");
+    let sum = r.summary.as_ref().unwrap();
+    // c1's poll at 20.501 s returns offset 2049 of t-2 and t-3 (arrived 20.500); t-2's record
+    // ends at 20.502, t-3's would end at 20.503 but the stall moves it to 28.503. The poll
+    // timer expires at 20.501 + 5 = 25.501 s: c1 sends LeaveGroup (arrives 25.502, the
+    // rebalance trigger). c0 learns at its heartbeat of 27.004 (response 27.006) and rejoins:
+    // sync response at 27.010 s.
+    let expired: Vec<String> = seen
+        .iter()
+        .filter_map(|o| match o {
+            Observation::MaxPollExpired { at, member } => Some(format!("{member}@{at}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(expired, ["c1@25.501s"]);
+    let triggers: Vec<&str> = r.rebalances.iter().map(|x| x.trigger.as_str()).collect();
+    assert_eq!(triggers, ["join", "max-poll-leave", "join"]);
+    close(r.rebalances[1].start_s, 25.502, "leave rebalance start");
+    close(r.rebalances[1].end_s, 27.010, "leave rebalance end");
+    // The last stored commit of c1 is 2049 (after its batch of 20.491..20.493). c0 resumes
+    // t-2/t-3 at 2049 and processes offset 2049 of both again: 2 reprocessed records.
+    assert_eq!(sum.records_reprocessed, 2);
+    // At 28.503 c1 finishes its batch; its commit fails (it left the group) ...
+    let failed_at: Vec<String> = seen
+        .iter()
+        .filter_map(|o| match o {
+            Observation::Commit { at, member, ok: false } => Some(format!("{member}@{at}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed_at, ["c1@28.503s"]);
+    // ... and it rejoins as a new member (join arrives 28.504): the third rebalance; range
+    // gives t-2/t-3 back to c1, so each moved twice.
+    close(r.rebalances[2].start_s, 28.504, "rejoin start");
+    assert_eq!(sum.partitions_moved, 4);
+}
+
+/// (e) `auto.offset.reset`: one member, 2 partitions, default 3 s initial rebalance delay.
+#[test]
+fn offset_reset_latest_loses_records_before_first_fetch() {
+    let mut s = scenario("");
+    s.topics[0].partitions = 2;
+    s.group.members = 1;
+    s.duration = sim_core::SimTime::from_secs(10);
+    s.broker.group_initial_rebalance_delay = sim_core::SimTime::from_secs(3);
+    // The join arrives at 1 ms; the join phase ends after the 3 s delay (no other member
+    // joined meanwhile, so no extension) at 3.001 s; join response 3.002, sync 3.003, sync
+    // response 3.004 s. `latest` starts at the log end of 3.004 s: offsets 0..299 (arrived
+    // 0.010..3.000 s) on each partition are lost.
+    s.consumer.config.auto_offset_reset = scenario::OffsetReset::Latest;
+    let latest = run(&s, "eager:range");
+    let l = latest.summary.as_ref().unwrap();
+    assert_eq!(l.records_lost, 600);
+    // 10 s x 100/s x 2 = 2000 produced; the records of 10.000 s are not fetched by the end.
+    assert_eq!((l.records_produced, l.final_lag), (2000, 2));
+    assert_eq!(l.records_processed, 2000 - 600 - 2);
+    // Both partitions are down from their first record (0.010 s) to 3.004 s.
+    close(l.downtime_partition_s, 2.0 * 2.994, "downtime");
+
+    s.consumer.config.auto_offset_reset = scenario::OffsetReset::Earliest;
+    let earliest = run(&s, "eager:range");
+    let e = earliest.summary.as_ref().unwrap();
+    assert_eq!((e.records_lost, e.final_lag, e.records_processed), (0, 2, 1998));
+}
+
+/// Same seed, same bytes: two runs of a Poisson scenario with faults give identical CSV.
+#[test]
+fn same_seed_gives_byte_identical_csv() {
+    let extra =
+        "[[event]]\nat = \"12s\"\nkind = \"crash\"\nmember = \"c1\"\nrestart_after = \"3s\"\n\
+                 [[event]]\nat = \"20s\"\nkind = \"join\"\nmember = \"c2\"\n";
+    let mut s = scenario(extra);
+    s.topics[0].arrival = scenario::Arrival::Poisson;
+    s.consumer.processing = scenario::Processing::Lognormal {
+        mean: sim_core::SimTime::from_millis(1),
+        p99: sim_core::SimTime::from_millis(5),
+    };
+    let bytes = |s: &Scenario| {
+        let dir = tempfile::tempdir().unwrap();
+        let reports: Vec<RunReport> =
+            ["eager:range", "cooperative"].iter().map(|p| run(s, p)).collect();
+        report::csv_out::write_run_outputs(dir.path(), &reports).unwrap();
+        ["summary.csv", "partitions.csv", "rebalances.csv", "ownership.csv", "timeline.csv"]
+            .iter()
+            .map(|f| std::fs::read(dir.path().join(f)).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let first = bytes(&s);
+    assert_eq!(first, bytes(&s));
+    // A different seed changes the Poisson arrivals, hence the bytes.
+    s.seed = 8;
+    assert_ne!(first[0], bytes(&s)[0]);
+}
+
+/// Protocols not modeled yet are refused, not faked.
+#[test]
+fn unmodeled_protocols_are_errors() {
+    let s = scenario("");
+    for p in ["consumer:uniform", "eager:range+static", "tubemq-server", "manual"] {
+        let err = lab::run_protocol(&s, spec(p), 1).unwrap_err();
+        assert!(err.to_string().contains("not modeled yet"), "{p}: {err}");
+    }
+}
+
+/// `client = "librdkafka"` auto-commits on a background timer (docs/kafka-facts.md section
+/// 10): a member stalled between polls keeps committing what it already consumed, where a
+/// Java member commits nothing until its next poll.
+#[test]
+fn librdkafka_commits_during_a_stall_java_does_not() {
+    let extra =
+        "[[event]]\nat = \"20.505s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"8s\"\n\
+                 [[event]]\nat = \"27s\"\nkind = \"crash\"\nmember = \"c1\"\n";
+    let mut s = scenario(extra);
+    // Java: c1's last commit is the one at its poll of 20.001 s (position 1999); it consumed
+    // through offset 2049 (poll of 20.501 s) before stalling and then crashing at 27 s. Its
+    // heartbeats go on during the stall (last one sent 24.004 s), so its session expires at
+    // 34.005 s; c0 takes t-2/t-3 over from 1999: 51 records each again.
+    let java = run(&s, "eager:range");
+    assert_eq!(java.summary.as_ref().unwrap().records_reprocessed, 102);
+    close(java.rebalances[1].start_s, 34.005, "java session expiry");
+    // librdkafka: the background commit of 25.0 s (every 5 s from the start) stores 2050,
+    // everything already returned to the application: nothing is processed twice.
+    s.consumer.client = scenario::Client::Librdkafka;
+    let rd = run(&s, "eager:range");
+    assert_eq!(rd.summary.as_ref().unwrap().records_reprocessed, 0);
+    close(rd.rebalances[1].start_s, 34.005, "librdkafka session expiry");
+}
+
+/// Every event kind of DESIGN section 7 in one run, with the invariants checked after every
+/// event (tests build with them on) and conservation checked at the end.
+#[test]
+fn every_event_kind_runs() {
+    let events = [
+        ("5s", "kind = \"add-partitions\"\ntopic = \"t\"\ncount = 2"),
+        ("12s", "kind = \"scale\"\nmembers = 3"),
+        ("20s", "kind = \"leave\"\nmember = \"c2\""),
+        ("25s", "kind = \"disconnect\"\nmember = \"c1\"\nduration = \"15s\""),
+        ("45s", "kind = \"pause\"\nmember = \"c0\"\nduration = \"2s\""),
+        ("47s", "kind = \"stall\"\nmember = \"c0\"\nduration = \"1s\""),
+        ("50s", "kind = \"rolling-restart\"\ninterval = \"20s\"\ndowntime = \"1s\""),
+    ];
+    let extra: String =
+        events.iter().map(|(at, body)| format!("[[event]]\nat = \"{at}\"\n{body}\n")).collect();
+    let s = scenario_lasting("100s", &extra);
+    for protocol in ["eager:range", "eager:sticky", "cooperative", "eager:roundrobin"] {
+        let r = run(&s, protocol);
+        let sum = r.summary.as_ref().unwrap();
+        // 4 partitions for 100 s and 2 more from 5 s at 100/s: 4 * 10000 + 2 * 9500.
+        assert_eq!(sum.partitions, 6, "{protocol}");
+        assert_eq!(sum.records_produced, 40_000 + 19_000, "{protocol}");
+        let triggers: Vec<&str> = r.rebalances.iter().map(|x| x.trigger.as_str()).collect();
+        // The initial join, then the new partitions (5 s), c2 joining (12 s) and leaving
+        // (20 s); c1 is cut off from 25 s: its last heartbeat went out less than one interval
+        // (3 s) before, so its session (10 s) expires 7 to 10 s (+ 1 ms transit) after 25 s.
+        assert_eq!(triggers[..5], ["join", "partitions-added", "join", "leave", "session-expiry"]);
+        let expiry = r.rebalances[4].start_s;
+        assert!((32.0..=35.001).contains(&expiry), "{protocol}: expiry at {expiry}");
+        // The rolling restart closes c0 at 50 s and c1 at 70 s, each back 1 s later.
+        assert!(triggers.iter().filter(|t| **t == "leave").count() >= 3, "{triggers:?}");
+    }
+}
+
+/// librdkafka rejoins a cooperative rebalance without a poll (docs/kafka-facts.md section 10):
+/// c1 stalls (no polls, heartbeats go on) from 12.005 s to 22.005 s; c2 joins at 14 s.
+#[test]
+fn librdkafka_cooperative_round_one_completes_during_a_stall() {
+    let extra =
+        "[[event]]\nat = \"12.005s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"10s\"\n\
+                 [[event]]\nat = \"14s\"\nkind = \"join\"\nmember = \"c2\"\n";
+    let mut s = scenario(extra);
+    s.consumer.client = scenario::Client::Librdkafka;
+    let rd = run(&s, "cooperative");
+    s.consumer.client = scenario::Client::Java;
+    let java = run(&s, "cooperative");
+    for (name, r) in [("librdkafka", &rd), ("java", &java)] {
+        let reb = &r.rebalances[1];
+        // c2's join arrives at 14.001 s. Whatever the client, the logical rebalance ends only
+        // after c1's first poll after the stall (22.005 s): its assignment is served in poll.
+        close(reb.start_s, 14.001, name);
+        assert!(reb.end_s > 22.005, "{name}: ended at {}", reb.end_s);
+        assert_eq!(reb.rounds, 2, "{name}");
+        // c0 consumes throughout: never a stop-the-world.
+        close(r.summary.as_ref().unwrap().stop_the_world_s, 0.0, name);
+    }
+    // Cooperative-sticky moves one of c1's partitions to c2.
+    assert_eq!((rd.rebalances[1].partitions_moved, java.rebalances[1].partitions_moved), (1, 1));
+    // librdkafka: c0 and c1 learn at their heartbeats of 15.004 s and rejoin at once (c1 in
+    // the background); round 1 ends at 15.010 s, but c1 serves its callback only at its poll
+    // of 22.005 s: it revokes then (the partition's records have waited since the stall, so it
+    // is down from 22.005) and rejoins (22.006). c0 and c2 synced at 15.010, so they learn at
+    // their heartbeat of 24.010 (response 24.012): join 24.013, sync responses 24.016 s.
+    let down_from = |r: &RunReport| -> Vec<f64> {
+        r.ownership.iter().filter(|o| o.state == "revoked").map(|o| o.start_s).collect()
+    };
+    assert_eq!(down_from(&rd), [22.005]);
+    close(rd.rebalances[1].end_s, 24.016, "librdkafka end");
+    // Java: c1's JoinGroup leaves with its poll of 22.005 s, so round 1 ends only then: join
+    // 22.006, sync responses 22.009 s, when c1 revokes (its next record waits from 22.010) and
+    // rejoins (22.010). c0 and c2 synced at 22.009: heartbeat 25.009, response 25.011, join
+    // 25.012, sync responses 25.015 s.
+    assert_eq!(down_from(&java), [22.010]);
+    close(java.rebalances[1].end_s, 25.015, "java end");
+}

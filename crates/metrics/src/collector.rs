@@ -1,0 +1,649 @@
+//! Folds a run's observations into a [`RunReport`] (DESIGN section 5).
+//!
+//! Per partition: processed offsets as an [`IntervalSet`] (a delivery of an offset already in
+//! the set is a reprocessing); the highest offset a new owner started from (offsets below it
+//! never processed are *lost*); the rest of the unprocessed offsets is the final lag. The
+//! partition's access state comes from `Access` observations: an interval in which no live
+//! member may consume it is *down* from the arrival of its first unprocessed record (before
+//! that it is *idle*). Conservation is asserted when the report is finished.
+//!
+//! `stop_the_world_s` is the time during which at least one partition is down and no
+//! partition may be consumed (a partition that may be consumed but has nothing waiting counts
+//! as not stopped).
+
+use crate::intervals::IntervalSet;
+use crate::rows::{OwnershipRow, PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
+use hdrhistogram::Histogram;
+use model::{Observation, Observer, PartState, Tp};
+use sim_core::SimTime;
+use std::collections::BTreeMap;
+
+/// What identifies a protocol run in every row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunLabels {
+    /// Scenario name.
+    pub scenario: String,
+    /// Protocol name (`eager`, ...).
+    pub protocol: String,
+    /// Assignor name.
+    pub assignor: String,
+    /// Static membership.
+    pub static_membership: bool,
+    /// Run seed.
+    pub seed: u64,
+    /// Simulated duration.
+    pub duration: SimTime,
+}
+
+#[derive(Clone, Debug)]
+struct PartMetrics {
+    processed: IntervalSet,
+    deliveries: u64,
+    skip_to: u64,
+    produced: u64,
+    state: PartState,
+    owner: Option<String>,
+    since: SimTime,
+    waiting_from: SimTime,
+    last_owner: Option<String>,
+    moves: u64,
+    down: Vec<(SimTime, SimTime)>,
+    allowed: Vec<(SimTime, SimTime)>,
+    ownership: Vec<(SimTime, SimTime, String, &'static str)>,
+}
+
+impl PartMetrics {
+    fn new(at: SimTime) -> PartMetrics {
+        PartMetrics {
+            processed: IntervalSet::new(),
+            deliveries: 0,
+            skip_to: 0,
+            produced: 0,
+            state: PartState::Unassigned,
+            owner: None,
+            since: at,
+            waiting_from: SimTime::MAX,
+            last_owner: None,
+            moves: 0,
+            down: Vec::new(),
+            allowed: Vec::new(),
+            ownership: Vec::new(),
+        }
+    }
+
+    /// Offsets skipped over and never processed.
+    fn lost(&self) -> u64 {
+        self.skip_to - self.processed.count_in(0, self.skip_to)
+    }
+
+    /// Closes the current state interval at `at`.
+    fn close_interval(&mut self, at: SimTime) {
+        let (since, owner) = (self.since, self.owner.clone().unwrap_or_default());
+        if at <= since {
+            return;
+        }
+        if self.state == PartState::Consuming {
+            self.allowed.push((since, at));
+            self.push_ownership(since, at, owner, "consuming");
+            return;
+        }
+        let down_from = self.waiting_from.max(since);
+        if down_from > since {
+            self.push_ownership(since, down_from.min(at), owner.clone(), "idle");
+        }
+        if down_from < at {
+            self.down.push((down_from, at));
+            self.push_ownership(down_from, at, owner, self.state.name());
+        }
+    }
+
+    fn push_ownership(&mut self, from: SimTime, to: SimTime, owner: String, state: &'static str) {
+        if let Some(last) = self.ownership.last_mut() {
+            if last.1 == from && last.2 == owner && last.3 == state {
+                last.1 = to;
+                return;
+            }
+        }
+        self.ownership.push((from, to, owner, state));
+    }
+
+    /// Maximal down intervals (adjacent pieces merged).
+    fn episodes(&self) -> Vec<(SimTime, SimTime)> {
+        let mut out: Vec<(SimTime, SimTime)> = Vec::new();
+        for &(s, e) in &self.down {
+            match out.last_mut() {
+                Some(last) if last.1 == s => last.1 = e,
+                _ => out.push((s, e)),
+            }
+        }
+        out
+    }
+}
+
+#[derive(Clone, Debug)]
+struct OpenRebalance {
+    trigger: String,
+    start: SimTime,
+    moves: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    at: SimTime,
+    lag: u64,
+    members: u32,
+}
+
+/// Receives a run's observations and builds its report.
+#[derive(Debug)]
+pub struct Collector {
+    labels: RunLabels,
+    topics: Vec<String>,
+    parts: BTreeMap<Tp, PartMetrics>,
+    e2e_us: Histogram<u64>,
+    e2e_max_us: u64,
+    open: Option<OpenRebalance>,
+    rebalances: Vec<RebalanceRow>,
+    samples: Vec<Sample>,
+    end: Option<(SimTime, u64)>,
+    commits_failed: u64,
+}
+
+impl Collector {
+    /// A collector for one protocol run.
+    pub fn new(labels: RunLabels) -> Collector {
+        Collector {
+            labels,
+            topics: Vec::new(),
+            parts: BTreeMap::new(),
+            e2e_us: Histogram::new(3).expect("3 significant digits"),
+            e2e_max_us: 0,
+            open: None,
+            rebalances: Vec::new(),
+            samples: Vec::new(),
+            end: None,
+            commits_failed: 0,
+        }
+    }
+
+    /// Commits refused so far (for tests and diagnostics).
+    pub fn commits_failed(&self) -> u64 {
+        self.commits_failed
+    }
+
+    fn on_processed(&mut self, tp: Tp, first: u64, arrivals: &[SimTime], ends: &[SimTime]) {
+        let part = self.parts.get_mut(&tp).expect("processed a known partition");
+        let n = ends.len() as u64;
+        part.deliveries += n;
+        for (lo, hi) in part.processed.insert(first, first + n) {
+            for offset in lo..hi {
+                let i = (offset - first) as usize;
+                let latency = ends[i].saturating_sub(arrivals[i]);
+                let us = latency.as_nanos() / 1_000;
+                self.e2e_us.record(us).expect("auto-resizing histogram");
+                self.e2e_max_us = self.e2e_max_us.max(us);
+            }
+        }
+    }
+
+    fn on_access(
+        &mut self,
+        at: SimTime,
+        tp: Tp,
+        owner: Option<String>,
+        state: PartState,
+        waiting_from: SimTime,
+    ) {
+        let part = self.parts.entry(tp).or_insert_with(|| PartMetrics::new(at));
+        part.close_interval(at);
+        if let Some(new_owner) = owner.as_ref() {
+            if part.last_owner.as_ref().is_some_and(|last| last != new_owner) {
+                part.moves += 1;
+                if let Some(open) = self.open.as_mut() {
+                    open.moves += 1;
+                }
+            }
+            part.last_owner = Some(new_owner.clone());
+        }
+        part.state = state;
+        part.owner = owner;
+        part.since = at;
+        part.waiting_from = waiting_from;
+    }
+
+    fn on_rebalance_end(&mut self, at: SimTime, rounds: u32, members: u32) {
+        let Some(open) = self.open.take() else { return };
+        let duration = at - open.start;
+        self.rebalances.push(RebalanceRow {
+            protocol: self.labels.protocol.clone(),
+            assignor: self.labels.assignor.clone(),
+            static_membership: self.labels.static_membership,
+            index: self.rebalances.len() as u64,
+            trigger: open.trigger,
+            start_s: open.start.as_secs_f64(),
+            end_s: at.as_secs_f64(),
+            duration_ms: duration.as_millis_f64(),
+            rounds,
+            members,
+            partitions_moved: open.moves,
+        });
+    }
+
+    fn on_sample(&mut self, at: SimTime, produced: u64, members: u32) {
+        let done: u64 = self.parts.values().map(|p| p.processed.len() + p.lost()).sum();
+        let lag = produced.saturating_sub(done);
+        self.samples.push(Sample { at, lag, members });
+    }
+
+    /// Finishes the report; panics (with the numbers) if conservation is violated.
+    pub fn finish(mut self) -> RunReport {
+        let (end, events) = self.end.expect("the run reported its end");
+        let mut members_at_end = 0;
+        if self.open.is_some() {
+            members_at_end = self.samples.last().map_or(0, |s| s.members);
+        }
+        self.on_rebalance_end(end, 0, members_at_end);
+        for part in self.parts.values_mut() {
+            part.close_interval(end);
+        }
+        let partitions = self.partition_rows();
+        let summary = self.summary(end, events, &partitions);
+        RunReport {
+            summary: Some(summary),
+            ownership: self.ownership_rows(),
+            timeline: self.timeline_rows(),
+            partitions,
+            rebalances: self.rebalances,
+        }
+    }
+
+    fn partition_rows(&self) -> Vec<PartitionRow> {
+        self.parts
+            .iter()
+            .map(|(tp, p)| {
+                check_partition_conservation(&self.topics, *tp, p);
+                let downtime: SimTime =
+                    p.down.iter().fold(SimTime::ZERO, |acc, (s, e)| acc + (*e - *s));
+                PartitionRow {
+                    protocol: self.labels.protocol.clone(),
+                    assignor: self.labels.assignor.clone(),
+                    static_membership: self.labels.static_membership,
+                    topic: self.topics[tp.topic as usize].clone(),
+                    partition: tp.partition,
+                    produced: p.produced,
+                    processed: p.deliveries,
+                    reprocessed: p.deliveries - p.processed.len(),
+                    lost: p.lost(),
+                    downtime_s: downtime.as_secs_f64(),
+                    episodes: p.episodes().len() as u64,
+                    moves: p.moves,
+                }
+            })
+            .collect()
+    }
+
+    fn summary(&self, end: SimTime, events: u64, rows: &[PartitionRow]) -> SummaryRow {
+        let produced: u64 = rows.iter().map(|r| r.produced).sum();
+        let processed: u64 = rows.iter().map(|r| r.processed).sum();
+        let reprocessed: u64 = rows.iter().map(|r| r.reprocessed).sum();
+        let lost: u64 = rows.iter().map(|r| r.lost).sum();
+        let unique: u64 = self.parts.values().map(|p| p.processed.len()).sum();
+        let final_lag = self.final_lag();
+        assert_eq!(
+            produced,
+            unique + lost + final_lag,
+            "conservation: produced {produced} != unique {unique} + lost {lost} + final_lag {final_lag}"
+        );
+        assert_eq!(
+            processed,
+            unique + reprocessed,
+            "conservation: processed {processed} != unique {unique} + reprocessed {reprocessed}"
+        );
+        let episodes = self.episode_histogram();
+        let downtime: f64 = rows.iter().map(|r| r.downtime_s).sum();
+        let (reb_p50, reb_max) = rebalance_stats(&self.rebalances);
+        let moved: u64 = rows.iter().map(|r| r.moves).sum();
+        SummaryRow {
+            scenario: self.labels.scenario.clone(),
+            protocol: self.labels.protocol.clone(),
+            assignor: self.labels.assignor.clone(),
+            static_membership: self.labels.static_membership,
+            seed: self.labels.seed,
+            duration_s: self.labels.duration.as_secs_f64(),
+            partitions: self.parts.len() as u32,
+            records_produced: produced,
+            records_processed: processed,
+            records_reprocessed: reprocessed,
+            records_lost: lost,
+            final_lag,
+            downtime_partition_s: downtime,
+            downtime_episode_ms_p50: episodes.0,
+            downtime_episode_ms_p99: episodes.1,
+            downtime_episode_ms_max: episodes.2,
+            stop_the_world_s: self.stop_the_world(end).as_secs_f64(),
+            rebalances: self.rebalances.len() as u64,
+            rebalance_ms_p50: reb_p50,
+            rebalance_ms_max: reb_max,
+            partitions_moved: moved,
+            e2e_latency_ms_p50: quantile_ms(&self.e2e_us, 0.5, self.e2e_max_us),
+            e2e_latency_ms_p99: quantile_ms(&self.e2e_us, 0.99, self.e2e_max_us),
+            e2e_latency_ms_max: self.e2e_max_us as f64 / 1_000.0,
+            events,
+        }
+    }
+
+    /// Unprocessed offsets above the skip point, counted independently of `lost`.
+    fn final_lag(&self) -> u64 {
+        self.parts
+            .values()
+            .map(|p| {
+                let from = p.skip_to.min(p.produced);
+                (p.produced - from) - p.processed.count_in(from, p.produced)
+            })
+            .sum()
+    }
+
+    /// (p50, p99, max) of down episodes in ms; p50/p99 from an hdrhistogram of microseconds
+    /// (3 significant digits, never above the exact max).
+    fn episode_histogram(&self) -> (f64, f64, f64) {
+        let mut h: Histogram<u64> = Histogram::new(3).expect("3 significant digits");
+        let mut max_us = 0;
+        for part in self.parts.values() {
+            for (s, e) in part.episodes() {
+                let us = (e - s).as_nanos() / 1_000;
+                h.record(us).expect("auto-resizing histogram");
+                max_us = max_us.max(us);
+            }
+        }
+        (quantile_ms(&h, 0.5, max_us), quantile_ms(&h, 0.99, max_us), max_us as f64 / 1_000.0)
+    }
+
+    /// Time during which some partition is down and none may be consumed.
+    fn stop_the_world(&self, end: SimTime) -> SimTime {
+        let mut edges: Vec<(SimTime, i64, i64)> = Vec::new();
+        for part in self.parts.values() {
+            for (s, e) in &part.down {
+                edges.push((*s, 1, 0));
+                edges.push((*e, -1, 0));
+            }
+            for (s, e) in &part.allowed {
+                edges.push((*s, 0, 1));
+                edges.push((*e, 0, -1));
+            }
+        }
+        edges.sort();
+        let (mut down, mut allowed) = (0i64, 0i64);
+        let mut total = SimTime::ZERO;
+        let mut prev = SimTime::ZERO;
+        for (t, d, a) in edges {
+            if down > 0 && allowed == 0 && t > prev {
+                total += t.min(end) - prev;
+            }
+            down += d;
+            allowed += a;
+            prev = t;
+        }
+        total
+    }
+
+    fn ownership_rows(&self) -> Vec<OwnershipRow> {
+        let mut rows = Vec::new();
+        for (tp, part) in &self.parts {
+            for (from, to, owner, state) in &part.ownership {
+                rows.push(OwnershipRow {
+                    protocol: self.labels.protocol.clone(),
+                    assignor: self.labels.assignor.clone(),
+                    static_membership: self.labels.static_membership,
+                    topic: self.topics[tp.topic as usize].clone(),
+                    partition: tp.partition,
+                    start_s: from.as_secs_f64(),
+                    end_s: to.as_secs_f64(),
+                    owner: owner.clone(),
+                    state: (*state).to_string(),
+                });
+            }
+        }
+        rows
+    }
+
+    fn timeline_rows(&self) -> Vec<TimelineRow> {
+        let mut edges: Vec<(SimTime, i32)> = Vec::new();
+        for part in self.parts.values() {
+            for (s, e) in &part.down {
+                edges.push((*s, 1));
+                edges.push((*e, -1));
+            }
+        }
+        edges.sort();
+        let mut down = 0i32;
+        let mut next = 0;
+        let mut rows = Vec::with_capacity(self.samples.len());
+        for sample in &self.samples {
+            while next < edges.len() && edges[next].0 <= sample.at {
+                down += edges[next].1;
+                next += 1;
+            }
+            rows.push(TimelineRow {
+                protocol: self.labels.protocol.clone(),
+                assignor: self.labels.assignor.clone(),
+                static_membership: self.labels.static_membership,
+                t_s: sample.at.as_secs_f64(),
+                lag: sample.lag,
+                down_partitions: down.max(0) as u32,
+                members: sample.members,
+            });
+        }
+        rows
+    }
+}
+
+impl Observer for Collector {
+    fn observe(&mut self, observation: Observation) {
+        match observation {
+            Observation::Topics { names, .. } => self.topics = names,
+            Observation::PartitionsAdded { .. } => {}
+            Observation::Processed { tp, first, arrivals, ends } => {
+                self.on_processed(tp, first, &arrivals, &ends)
+            }
+            Observation::Skip { tp, at_offset } => {
+                let part = self.parts.get_mut(&tp).expect("skip on a known partition");
+                part.skip_to = part.skip_to.max(at_offset);
+            }
+            Observation::Access { at, tp, owner, state, waiting_from } => {
+                self.on_access(at, tp, owner, state, waiting_from)
+            }
+            Observation::RebalanceStarted { at, trigger } => {
+                self.open = Some(OpenRebalance { trigger, start: at, moves: 0 });
+            }
+            Observation::RebalanceEnded { at, rounds, members } => {
+                self.on_rebalance_end(at, rounds, members)
+            }
+            Observation::Commit { ok, .. } => self.commits_failed += u64::from(!ok),
+            Observation::MaxPollExpired { .. } => {}
+            Observation::Sample { at, produced, members } => self.on_sample(at, produced, members),
+            Observation::End { at, produced, events } => {
+                for (tp, n) in produced {
+                    self.parts.entry(tp).or_insert_with(|| PartMetrics::new(at)).produced = n;
+                }
+                self.end = Some((at, events));
+            }
+        }
+    }
+}
+
+/// Conservation for one partition: every processed or skipped offset was produced.
+fn check_partition_conservation(topics: &[String], tp: Tp, p: &PartMetrics) {
+    let name = &topics[tp.topic as usize];
+    assert!(
+        p.processed.max_end() <= p.produced,
+        "conservation: {name}-{} processed offset {} but only {} produced",
+        tp.partition,
+        p.processed.max_end().saturating_sub(1),
+        p.produced
+    );
+    assert!(
+        p.skip_to <= p.produced,
+        "conservation: {name}-{} skipped to {} but only {} produced",
+        tp.partition,
+        p.skip_to,
+        p.produced
+    );
+    assert!(
+        p.deliveries >= p.processed.len(),
+        "conservation: {name}-{} deliveries {} < unique {}",
+        tp.partition,
+        p.deliveries,
+        p.processed.len()
+    );
+}
+
+fn quantile_ms(h: &Histogram<u64>, q: f64, max_us: u64) -> f64 {
+    if h.is_empty() {
+        return 0.0;
+    }
+    h.value_at_quantile(q).min(max_us) as f64 / 1_000.0
+}
+
+/// (median by nearest rank, max) of rebalance durations in ms.
+fn rebalance_stats(rows: &[RebalanceRow]) -> (f64, f64) {
+    if rows.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mut d: Vec<f64> = rows.iter().map(|r| r.duration_ms).collect();
+    d.sort_by(f64::total_cmp);
+    let rank = (d.len() as f64 * 0.5).ceil() as usize;
+    (d[rank.max(1) - 1], d[d.len() - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    fn tp(partition: u32) -> Tp {
+        Tp { topic: 0, partition }
+    }
+
+    fn access(
+        at: u64,
+        p: u32,
+        owner: Option<&str>,
+        state: PartState,
+        waiting_ms: u64,
+    ) -> Observation {
+        Observation::Access {
+            at: s(at),
+            tp: tp(p),
+            owner: owner.map(str::to_string),
+            state,
+            waiting_from: s(waiting_ms),
+        }
+    }
+
+    fn processed(p: u32, first: u64, n: u64, arrival_ms: u64, end_ms: u64) -> Observation {
+        Observation::Processed {
+            tp: tp(p),
+            first,
+            arrivals: vec![s(arrival_ms); n as usize],
+            ends: vec![s(end_ms); n as usize],
+        }
+    }
+
+    /// Two partitions over 10 s, folded by hand.
+    #[test]
+    fn folds_a_hand_made_run() {
+        let labels = RunLabels {
+            scenario: "s".into(),
+            protocol: "eager".into(),
+            assignor: "range".into(),
+            static_membership: false,
+            seed: 1,
+            duration: s(10_000),
+        };
+        let mut c = Collector::new(labels);
+        let obs = vec![
+            Observation::Topics { names: vec!["t".into()], partitions: vec![2] },
+            access(0, 0, None, PartState::Unassigned, 500),
+            access(0, 1, None, PartState::Unassigned, 500),
+            // Both assigned at 1 s: down 0.5..1 s each (records waiting from 0.5 s).
+            access(1_000, 0, Some("a"), PartState::Consuming, 500),
+            access(1_000, 1, Some("b"), PartState::Consuming, 500),
+            Observation::Skip { tp: tp(0), at_offset: 3 },
+            Observation::Skip { tp: tp(1), at_offset: 0 },
+            processed(0, 3, 7, 1_000, 1_010),
+            processed(1, 0, 10, 1_000, 1_020),
+            // b dies at 4 s; its records wait from 4.5 s; a takes p1 at 6 s and restarts at
+            // offset 5: offsets 5..10 again.
+            access(4_000, 1, Some("b"), PartState::OwnerDead, 4_500),
+            access(6_000, 1, Some("a"), PartState::Consuming, 4_500),
+            Observation::Skip { tp: tp(1), at_offset: 5 },
+            processed(1, 5, 5, 1_000, 6_010),
+            Observation::End {
+                at: s(10_000),
+                produced: vec![(tp(0), 12), (tp(1), 10)],
+                events: 42,
+            },
+        ];
+        for o in obs {
+            c.observe(o);
+        }
+        let r = c.finish();
+        let sum = r.summary.unwrap();
+        // p0: 12 produced, offsets 0..3 skipped (lost 3), 3..10 processed, 10..12 lag.
+        // p1: 10 produced, 0..10 processed, 5..10 twice.
+        assert_eq!(sum.records_produced, 22);
+        assert_eq!((sum.records_lost, sum.final_lag), (3, 2));
+        assert_eq!((sum.records_processed, sum.records_reprocessed), (22, 5));
+        // Down: 0.5 s + 0.5 s at the start, 1.5 s for p1 (4.5..6 s): 2.5 s in 3 episodes.
+        assert!((sum.downtime_partition_s - 2.5).abs() < 1e-9);
+        assert_eq!(r.partitions[1].episodes, 2);
+        assert!((sum.downtime_episode_ms_max - 1500.0).abs() < 1e-9);
+        // Stop-the-world only at the start (0.5..1 s): p0 is consumable during p1's outage.
+        assert!((sum.stop_the_world_s - 0.5).abs() < 1e-9);
+        // p1 moved from b to a; the first assignments are no moves.
+        assert_eq!(sum.partitions_moved, 1);
+        // First deliveries: 7 at 10 ms, 10 at 20 ms; max latency 20 ms.
+        assert!((sum.e2e_latency_ms_max - 20.0).abs() < 1e-9);
+        assert_eq!(sum.events, 42);
+        // Ownership of p1: idle, unassigned, consuming (b), idle (b), owner-dead (b), consuming (a).
+        let states: Vec<(String, String)> = r
+            .ownership
+            .iter()
+            .filter(|o| o.partition == 1)
+            .map(|o| (o.owner.clone(), o.state.clone()))
+            .collect();
+        let expected = [
+            ("", "idle"),
+            ("", "unassigned"),
+            ("b", "consuming"),
+            ("b", "idle"),
+            ("b", "owner-dead"),
+            ("a", "consuming"),
+        ];
+        let expected: Vec<(String, String)> =
+            expected.iter().map(|(o, st)| (o.to_string(), st.to_string())).collect();
+        assert_eq!(states, expected);
+    }
+
+    #[test]
+    #[should_panic(expected = "conservation")]
+    fn processing_beyond_the_log_is_a_bug() {
+        let labels = RunLabels {
+            scenario: "s".into(),
+            protocol: "eager".into(),
+            assignor: "range".into(),
+            static_membership: false,
+            seed: 1,
+            duration: s(1_000),
+        };
+        let mut c = Collector::new(labels);
+        c.observe(Observation::Topics { names: vec!["t".into()], partitions: vec![1] });
+        c.observe(access(0, 0, Some("a"), PartState::Consuming, 0));
+        c.observe(processed(0, 0, 5, 0, 1));
+        c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 3)], events: 1 });
+        c.finish();
+    }
+}

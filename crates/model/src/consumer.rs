@@ -1,0 +1,1237 @@
+//! The consumer: a sans-IO state machine for one incarnation of one member, covering the poll
+//! loop and the classic-protocol client (AK `ConsumerCoordinator`/`AbstractCoordinator`,
+//! librdkafka `rdkafka_cgrp.c` where `client = "librdkafka"` differs; docs/kafka-facts.md
+//! sections 2, 3 and 10).
+//!
+//! Lifecycle: `Start` -> the first poll sends JoinGroup -> JoinGroup response (the leader runs
+//! the assignor and sends it with its SyncGroup) -> SyncGroup response -> the assignment takes
+//! effect at the next poll (at once when the member waits in poll). The poll loop: a poll
+//! returns up to `max.poll.records` records of the owned partitions; the batch is one event
+//! whose per-record end times are drawn from the member's stream; the next poll follows at the
+//! end of the batch (after a synchronous commit, when that is the policy). A heartbeat timer
+//! runs while the member is in a stable generation; REBALANCE_IN_PROGRESS makes the member
+//! rejoin at its next poll: eager members commit (auto-commit) and revoke everything first,
+//! cooperative members keep consuming, then revoke what the new assignment takes away (commit
+//! first) and rejoin at once. `max.poll.interval.ms` counts from the poll that returned the
+//! batch in progress: on expiry the member sends LeaveGroup and forgets its generation, so its
+//! later commits fail and its next poll reports its partitions lost.
+//!
+//! librdkafka differences modeled: auto-commit runs on a background timer (covering every
+//! record already returned, even mid-batch); a cooperative rebalance is rejoined without a
+//! poll when the member has no assignment waiting for its callback (so round 1 completes
+//! while a member stalls, but round 2 waits for the stalled member's poll, which serves the
+//! assignment of round 1); the `max.poll.interval.ms` check runs on a 500 ms grid.
+
+use crate::processing::ProcessingSampler;
+use crate::types::{
+    Conn, JoinOk, LeaveReason, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
+};
+use assignors::{AssignorName, GroupInput, Member, Topic};
+use scenario::{Client, CommitPolicy, OffsetReset};
+use sim_core::{SimRng, SimTime};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Eager or cooperative rebalancing on the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RebalanceMode {
+    /// Revoke everything at rejoin.
+    Eager,
+    /// KIP-429 incremental cooperative.
+    Cooperative,
+}
+
+/// Everything a consumer needs to know about its configuration.
+#[derive(Clone, Debug)]
+pub struct ConsumerParams {
+    /// Eager or cooperative.
+    pub mode: RebalanceMode,
+    /// The assignor the leader runs.
+    pub assignor: AssignorName,
+    /// Java or librdkafka behaviour.
+    pub client: Client,
+    /// Commit policy.
+    pub commit: CommitPolicy,
+    /// `enable.auto.commit` (auto-commit runs only with `commit = "auto"` and this set).
+    pub enable_auto_commit: bool,
+    /// `auto.commit.interval.ms`.
+    pub auto_commit_interval: SimTime,
+    /// `session.timeout.ms`.
+    pub session_timeout: SimTime,
+    /// `heartbeat.interval.ms`.
+    pub heartbeat_interval: SimTime,
+    /// `max.poll.interval.ms`.
+    pub max_poll_interval: SimTime,
+    /// `max.poll.records`.
+    pub max_poll_records: u32,
+    /// `fetch.max.wait.ms`: an empty poll returns after this long.
+    pub fetch_max_wait: SimTime,
+    /// `auto.offset.reset`.
+    pub offset_reset: OffsetReset,
+    /// One-way network delay (rtt / 2).
+    pub one_way: SimTime,
+    /// Per-record processing time.
+    pub processing: ProcessingSampler,
+}
+
+impl ConsumerParams {
+    fn auto_commit(&self) -> bool {
+        self.commit == CommitPolicy::Auto && self.enable_auto_commit
+    }
+}
+
+/// Read access to the partition logs (the brokers' side of a fetch).
+pub trait LogView {
+    /// Records of `tp` that have arrived by `at`.
+    fn log_end(&mut self, tp: Tp, at: SimTime) -> u64;
+    /// When `offset` of `tp` arrives.
+    fn arrival(&mut self, tp: Tp, offset: u64) -> SimTime;
+}
+
+/// What the world hands a consumer with each input.
+pub struct ConsumerEnv<'a> {
+    /// The logs.
+    pub log: &'a mut dyn LogView,
+    /// This member's stream (`("member", slot)`): processing times.
+    pub rng: &'a mut SimRng,
+    /// The `"assignor"` stream, used when this member leads.
+    pub assignor_rng: &'a mut SimRng,
+    /// The topics, sorted by name (`Tp::topic` indexes them).
+    pub topics: &'a [Topic],
+}
+
+/// The consumer's timers; each carries the epoch that makes a late firing stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ConsumerTimer {
+    /// Send the next heartbeat.
+    Heartbeat,
+    /// The batch of poll `epoch` is processed.
+    BatchDone {
+        /// Poll epoch.
+        epoch: u64,
+    },
+    /// Wake an idle poll (records arrived or `fetch.max.wait.ms`).
+    PollWake {
+        /// Poll epoch.
+        epoch: u64,
+    },
+    /// `max.poll.interval.ms` of poll `epoch` expired.
+    MaxPoll {
+        /// Poll epoch.
+        epoch: u64,
+    },
+    /// librdkafka's background auto-commit.
+    AutoCommit,
+}
+
+impl ConsumerTimer {
+    /// The timer slot (0..=4): re-arming a slot moves its one pending firing.
+    pub fn slot(&self) -> usize {
+        match self {
+            ConsumerTimer::Heartbeat => 0,
+            ConsumerTimer::BatchDone { .. } => 1,
+            ConsumerTimer::PollWake { .. } => 2,
+            ConsumerTimer::MaxPoll { .. } => 3,
+            ConsumerTimer::AutoCommit => 4,
+        }
+    }
+}
+
+/// Number of timer slots per consumer.
+pub const CONSUMER_TIMER_SLOTS: usize = 5;
+
+/// Inputs of a consumer.
+#[derive(Clone, Debug)]
+pub enum ConsumerInput {
+    /// The process starts.
+    Start,
+    /// A timer fired.
+    Timer(ConsumerTimer),
+    /// A response from the coordinator.
+    Message(ToMember),
+    /// The process freezes for `duration` (the world holds other inputs meanwhile).
+    Pause(SimTime),
+    /// The current batch takes this much longer.
+    Stall(SimTime),
+    /// The network to the coordinator and brokers is cut.
+    Disconnect,
+    /// The network is back.
+    Reconnect,
+    /// The process dies now.
+    Crash,
+    /// Graceful close: finish the batch, commit, revoke, LeaveGroup.
+    Close,
+}
+
+/// Why partitions stopped being consumed by their owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevokeCause {
+    /// Eager revocation before rejoining: the group stops the world.
+    StopTheWorld,
+    /// Cooperative revocation of partitions that move.
+    Revoked,
+    /// The member closed.
+    Closed,
+}
+
+/// What a consumer reports.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConsumerNote {
+    /// The assignment of `generation` took effect: these partitions are owned now.
+    Assigned {
+        /// All owned partitions after the change.
+        owned: Vec<Tp>,
+        /// Generation.
+        generation: i32,
+        /// The member will rejoin at once (cooperative revocation).
+        rejoining: bool,
+    },
+    /// Partitions given up (onPartitionsRevoked).
+    Revoked {
+        /// Which.
+        tps: Vec<Tp>,
+        /// Why.
+        cause: RevokeCause,
+    },
+    /// Partitions lost without commit (onPartitionsLost).
+    Lost {
+        /// Which.
+        tps: Vec<Tp>,
+    },
+    /// Records `first..first + ends.len()` of `tp` were processed.
+    Processed {
+        /// Partition.
+        tp: Tp,
+        /// First offset.
+        first: u64,
+        /// Arrival time of each record.
+        arrivals: Vec<SimTime>,
+        /// End of processing of each record.
+        ends: Vec<SimTime>,
+    },
+    /// The fetch position of `tp` was reset to `to` by `auto.offset.reset`.
+    Reset {
+        /// Partition.
+        tp: Tp,
+        /// New position.
+        to: u64,
+    },
+    /// The fetch position of `tp` starts at `at` (committed offset or reset).
+    Position {
+        /// Partition.
+        tp: Tp,
+        /// Offset.
+        at: u64,
+    },
+    /// A commit was stored (`true`) or refused (`false`).
+    Commit {
+        /// Outcome.
+        ok: bool,
+    },
+    /// `max.poll.interval.ms` expired; the member left.
+    MaxPollExpired,
+    /// The process finished a graceful close.
+    Exited,
+}
+
+/// The consumer's outbox.
+pub type ConsumerOutbox = Outbox<ToCoordinator, ConsumerTimer, ConsumerNote>;
+
+/// Where the member is in the classic protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// No generation: (re)join at the next poll.
+    Unjoined,
+    /// JoinGroup sent.
+    Joining,
+    /// SyncGroup sent.
+    Syncing,
+    /// In a generation.
+    Stable,
+}
+
+#[derive(Clone, Debug)]
+struct Batch {
+    epoch: u64,
+    parts: Vec<(Tp, u64, usize)>,
+    arrivals: Vec<SimTime>,
+    ends: Vec<SimTime>,
+    end: SimTime,
+}
+
+/// Position sentinel: `auto.offset.reset = none` with no committed offset: never fetched.
+const NO_POSITION: u64 = u64::MAX;
+
+/// One incarnation of a member.
+#[derive(Clone, Debug)]
+pub struct Consumer {
+    conn: Conn,
+    name: String,
+    params: ConsumerParams,
+    alive: bool,
+    member_id: Option<MemberId>,
+    generation: i32,
+    phase: Phase,
+    rejoin_needed: bool,
+    owned: BTreeMap<Tp, u64>,
+    owned_generation: i32,
+    pending: Option<SyncOk>,
+    batch: Option<Batch>,
+    in_poll: bool,
+    awaiting_commit: Option<u64>,
+    closing: bool,
+    disconnected: bool,
+    epoch: u64,
+    next_request: u64,
+    last_auto_commit: SimTime,
+    started: SimTime,
+    cursor: usize,
+}
+
+impl Consumer {
+    /// A member that has not started yet.
+    pub fn new(conn: Conn, name: String, params: ConsumerParams) -> Consumer {
+        Consumer {
+            conn,
+            name,
+            params,
+            alive: true,
+            member_id: None,
+            generation: -1,
+            phase: Phase::Unjoined,
+            rejoin_needed: true,
+            owned: BTreeMap::new(),
+            owned_generation: -1,
+            pending: None,
+            batch: None,
+            in_poll: false,
+            awaiting_commit: None,
+            closing: false,
+            disconnected: false,
+            epoch: 0,
+            next_request: 0,
+            last_auto_commit: SimTime::ZERO,
+            started: SimTime::ZERO,
+            cursor: 0,
+        }
+    }
+
+    /// Its address.
+    pub fn conn(&self) -> Conn {
+        self.conn
+    }
+    /// Whether the process runs.
+    pub fn alive(&self) -> bool {
+        self.alive
+    }
+    /// The protocol phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    /// The generation of the owned partitions (-1 when none or reset).
+    pub fn owned_generation(&self) -> i32 {
+        if self.member_id.is_none() {
+            -1
+        } else {
+            self.owned_generation
+        }
+    }
+    /// The fetch position of `tp`, if owned and readable.
+    pub fn position(&self, tp: Tp) -> Option<u64> {
+        self.owned.get(&tp).copied().filter(|p| *p != NO_POSITION)
+    }
+    /// Partitions owned now.
+    pub fn owned(&self) -> Vec<Tp> {
+        self.owned.keys().copied().collect()
+    }
+
+    /// Handles one input at `now`.
+    pub fn handle(
+        &mut self,
+        now: SimTime,
+        input: ConsumerInput,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) {
+        if !self.alive {
+            return;
+        }
+        match input {
+            ConsumerInput::Start => self.on_start(now, env, out),
+            ConsumerInput::Timer(timer) => self.on_timer(now, timer, env, out),
+            ConsumerInput::Message(msg) => self.on_message(now, msg, env, out),
+            ConsumerInput::Pause(d) | ConsumerInput::Stall(d) => self.delay_batch(now, d, out),
+            ConsumerInput::Disconnect => self.disconnected = true,
+            ConsumerInput::Reconnect => self.on_reconnect(now, env, out),
+            ConsumerInput::Crash => self.on_crash(now, out),
+            ConsumerInput::Close => {
+                self.closing = true;
+                if self.batch.is_none() && self.awaiting_commit.is_none() {
+                    self.close(out);
+                }
+            }
+        }
+    }
+
+    fn on_start(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+        self.started = now;
+        self.last_auto_commit = now;
+        if self.params.client == Client::Librdkafka && self.params.auto_commit() {
+            out.arm(ConsumerTimer::AutoCommit, now + self.params.auto_commit_interval);
+        }
+        self.poll(now, env, out);
+    }
+
+    fn on_timer(
+        &mut self,
+        now: SimTime,
+        timer: ConsumerTimer,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) {
+        match timer {
+            ConsumerTimer::Heartbeat => self.on_heartbeat_timer(now, out),
+            ConsumerTimer::BatchDone { epoch } => {
+                if self.batch.as_ref().is_some_and(|b| b.epoch == epoch) {
+                    self.finish_batch(now, env, out);
+                }
+            }
+            ConsumerTimer::PollWake { epoch } => {
+                if self.in_poll && epoch == self.epoch {
+                    self.poll(now, env, out);
+                }
+            }
+            ConsumerTimer::MaxPoll { epoch } => {
+                if self.batch.as_ref().is_some_and(|b| b.epoch == epoch) {
+                    self.on_poll_timeout(out);
+                }
+            }
+            ConsumerTimer::AutoCommit => {
+                if self.phase == Phase::Stable && !self.owned.is_empty() {
+                    self.commit(self.positions(None), out);
+                }
+                out.arm(ConsumerTimer::AutoCommit, now + self.params.auto_commit_interval);
+            }
+        }
+    }
+
+    fn on_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Stable {
+            return;
+        }
+        let Some(member_id) = self.member_id.clone() else { return };
+        if !self.disconnected {
+            let generation = self.generation;
+            out.send(ToCoordinator::Heartbeat { conn: self.conn, member_id, generation });
+        }
+        out.arm(ConsumerTimer::Heartbeat, now + self.params.heartbeat_interval);
+    }
+
+    /// AK `handlePollTimeoutExpiry` + `maybeLeaveGroup`: a dynamic member leaves at once.
+    fn on_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
+        let Some(member_id) = self.member_id.take() else { return };
+        out.note(ConsumerNote::MaxPollExpired);
+        if !self.disconnected {
+            out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::MaxPollExpired });
+        }
+        self.reset_generation(out);
+    }
+
+    fn reset_generation(&mut self, out: &mut ConsumerOutbox) {
+        self.member_id = None;
+        self.generation = -1;
+        self.phase = Phase::Unjoined;
+        self.rejoin_needed = true;
+        self.pending = None;
+        out.cancel(ConsumerTimer::Heartbeat);
+    }
+
+    fn on_message(
+        &mut self,
+        now: SimTime,
+        msg: ToMember,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) {
+        match msg {
+            ToMember::Join(Ok(join)) => self.on_join_ok(join, env, out),
+            ToMember::Join(Err(_)) => {
+                if self.phase == Phase::Joining {
+                    self.reset_generation(out);
+                }
+            }
+            ToMember::Sync(Ok(sync)) => self.on_sync_ok(now, sync, out),
+            ToMember::Sync(Err(e)) => self.on_sync_error(e, out),
+            ToMember::Heartbeat(None) => {}
+            ToMember::Heartbeat(Some(e)) => self.on_heartbeat_error(e, out),
+            ToMember::Commit { request, ok } => {
+                out.note(ConsumerNote::Commit { ok });
+                if self.awaiting_commit == Some(request) {
+                    self.awaiting_commit = None;
+                    self.after_batch(now, env, out);
+                }
+                return;
+            }
+        }
+        self.wake(now, env, out);
+    }
+
+    fn on_join_ok(&mut self, join: JoinOk, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Joining {
+            return;
+        }
+        self.member_id = Some(join.member_id.clone());
+        self.generation = join.generation;
+        self.phase = Phase::Syncing;
+        let assignment =
+            if join.leader == join.member_id { Some(self.lead(&join, env)) } else { None };
+        if !self.disconnected {
+            out.send(ToCoordinator::Sync {
+                conn: self.conn,
+                member_id: join.member_id,
+                generation: join.generation,
+                assignment,
+            });
+        }
+    }
+
+    /// The leader's assignment (AK `ConsumerCoordinator.onLeaderElected`). Cooperative: a
+    /// partition whose owner changes is withheld from its new owner for this round
+    /// (`adjustAssignment`; a no-op when the assignor already did it).
+    fn lead(&self, join: &JoinOk, env: &mut ConsumerEnv<'_>) -> Vec<(MemberId, Vec<Tp>)> {
+        let all_topics: Vec<u32> = (0..env.topics.len() as u32).collect();
+        let members = join
+            .members
+            .iter()
+            .map(|m| {
+                let mut owned = m.owned.clone();
+                owned.sort();
+                Member {
+                    id: m.member_id.clone(),
+                    topics: all_topics.clone(),
+                    owned,
+                    generation: m.owned_generation,
+                    ..Member::default()
+                }
+            })
+            .collect();
+        let input = GroupInput { topics: env.topics.to_vec(), members, source_count: None };
+        let result = assignors::assign(self.params.assignor, &input, env.assignor_rng);
+        let mut assignment: Vec<(MemberId, Vec<Tp>)> =
+            input.members.iter().map(|m| m.id.clone()).zip(result.partitions).collect();
+        if self.params.mode == RebalanceMode::Cooperative {
+            withhold_transfers(&input.members, &mut assignment);
+        }
+        assignment
+    }
+
+    fn on_sync_ok(&mut self, now: SimTime, sync: SyncOk, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Syncing || sync.generation != self.generation {
+            return;
+        }
+        self.phase = Phase::Stable;
+        out.arm(ConsumerTimer::Heartbeat, now + self.params.heartbeat_interval);
+        // Both clients hand the result to the application's callbacks, served in poll: the
+        // revocations (and a cooperative rejoin for round 2) wait for the next poll.
+        self.pending = Some(sync);
+    }
+
+    fn on_sync_error(&mut self, e: ProtocolError, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Syncing {
+            return;
+        }
+        if e == ProtocolError::RebalanceInProgress {
+            self.phase = Phase::Stable;
+            self.rejoin_needed = true;
+            self.maybe_background_rejoin(out);
+        } else {
+            self.reset_generation(out);
+        }
+    }
+
+    fn on_heartbeat_error(&mut self, e: ProtocolError, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Stable {
+            return;
+        }
+        if e == ProtocolError::RebalanceInProgress {
+            self.rejoin_needed = true;
+            self.maybe_background_rejoin(out);
+        } else {
+            self.reset_generation(out);
+        }
+    }
+
+    /// librdkafka rejoins a cooperative rebalance without waiting for the application.
+    fn maybe_background_rejoin(&mut self, out: &mut ConsumerOutbox) {
+        let librdkafka_coop = self.params.client == Client::Librdkafka
+            && self.params.mode == RebalanceMode::Cooperative;
+        if librdkafka_coop && self.member_id.is_some() && self.pending.is_none() {
+            self.send_join(out);
+        }
+    }
+
+    fn on_reconnect(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+        self.disconnected = false;
+        if matches!(self.phase, Phase::Joining | Phase::Syncing) {
+            // The request (or its response) was lost: the client retries the join.
+            self.phase = if self.member_id.is_some() { Phase::Stable } else { Phase::Unjoined };
+            self.rejoin_needed = true;
+        }
+        if self.awaiting_commit.take().is_some() {
+            out.note(ConsumerNote::Commit { ok: false });
+            self.after_batch(now, env, out);
+            return;
+        }
+        self.wake(now, env, out);
+    }
+
+    fn on_crash(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if let Some(batch) = self.batch.take() {
+            emit_processed(&batch, Some(now), out);
+        }
+        self.alive = false;
+    }
+
+    fn wake(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+        if self.in_poll {
+            self.poll(now, env, out);
+        }
+    }
+
+    /// One call of `poll()`.
+    fn poll(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+        if self.batch.is_some() || self.awaiting_commit.is_some() {
+            return;
+        }
+        self.in_poll = false;
+        self.epoch += 1;
+        out.cancel(ConsumerTimer::PollWake { epoch: self.epoch });
+        self.maybe_auto_commit_in_poll(now, out);
+        if let Some(sync) = self.pending.take() {
+            self.apply_assignment(now, sync, env, out);
+        }
+        if self.closing {
+            self.close(out);
+            return;
+        }
+        if self.rejoin_needed && matches!(self.phase, Phase::Unjoined | Phase::Stable) {
+            self.prepare_join(out);
+        }
+        if let Some(batch) = self.fetch(now, env) {
+            self.start_batch(now, batch, out);
+            return;
+        }
+        self.in_poll = true;
+        let wake = self.next_wake(now, env);
+        out.arm(ConsumerTimer::PollWake { epoch: self.epoch }, wake);
+    }
+
+    fn maybe_auto_commit_in_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        let java = self.params.client == Client::Java;
+        let due = now.saturating_sub(self.last_auto_commit) >= self.params.auto_commit_interval;
+        if java && self.params.auto_commit() && due {
+            self.last_auto_commit = now;
+            if self.phase == Phase::Stable && self.member_id.is_some() && !self.owned.is_empty() {
+                self.commit(self.positions(None), out);
+            }
+        }
+    }
+
+    /// AK `onJoinPrepare`, then JoinGroup.
+    fn prepare_join(&mut self, out: &mut ConsumerOutbox) {
+        if self.member_id.is_none() && !self.owned.is_empty() {
+            let tps = self.owned();
+            self.owned.clear();
+            self.owned_generation = -1;
+            out.note(ConsumerNote::Lost { tps });
+        }
+        if self.params.mode == RebalanceMode::Eager && !self.owned.is_empty() {
+            if self.params.auto_commit() {
+                self.commit(self.positions(None), out);
+            }
+            out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::StopTheWorld });
+        }
+        self.send_join(out);
+    }
+
+    fn send_join(&mut self, out: &mut ConsumerOutbox) {
+        let owned = self.owned();
+        let owned_generation = if owned.is_empty() { -1 } else { self.owned_generation };
+        if self.params.mode == RebalanceMode::Eager {
+            self.owned.clear();
+        }
+        self.phase = Phase::Joining;
+        self.rejoin_needed = false;
+        out.cancel(ConsumerTimer::Heartbeat);
+        if self.disconnected {
+            return;
+        }
+        out.send(ToCoordinator::Join {
+            conn: self.conn,
+            name: self.name.clone(),
+            member_id: self.member_id.clone(),
+            owned,
+            owned_generation,
+            rebalance_timeout: self.params.max_poll_interval,
+            session_timeout: self.params.session_timeout,
+        });
+    }
+
+    /// Revokes owned partitions not in `assigned` (commit first); true if any were.
+    fn revoke_missing(&mut self, assigned: &BTreeSet<Tp>, out: &mut ConsumerOutbox) -> bool {
+        let revoked: Vec<Tp> =
+            self.owned.keys().filter(|tp| !assigned.contains(tp)).copied().collect();
+        if revoked.is_empty() {
+            return false;
+        }
+        if self.params.auto_commit() {
+            self.commit(self.positions(Some(&revoked)), out);
+        }
+        for tp in &revoked {
+            self.owned.remove(tp);
+        }
+        out.note(ConsumerNote::Revoked { tps: revoked, cause: RevokeCause::Revoked });
+        true
+    }
+
+    /// AK `onJoinComplete`: the new assignment takes effect.
+    fn apply_assignment(
+        &mut self,
+        now: SimTime,
+        sync: SyncOk,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) {
+        if sync.generation != self.generation || self.member_id.is_none() {
+            return;
+        }
+        let assigned: BTreeSet<Tp> = sync.assigned.iter().copied().collect();
+        let revoked_now = self.revoke_missing(&assigned, out);
+        for (tp, committed) in sync.committed {
+            if self.owned.contains_key(&tp) {
+                continue;
+            }
+            let position = self.start_position(now, tp, committed, env, out);
+            self.owned.insert(tp, position);
+        }
+        self.owned_generation = sync.generation;
+        if revoked_now {
+            self.rejoin_needed = true;
+        }
+        let rejoining = self.rejoin_needed || self.phase == Phase::Joining;
+        out.note(ConsumerNote::Assigned {
+            owned: self.owned(),
+            generation: sync.generation,
+            rejoining,
+        });
+    }
+
+    fn start_position(
+        &mut self,
+        now: SimTime,
+        tp: Tp,
+        committed: Option<u64>,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) -> u64 {
+        let position = match (committed, self.params.offset_reset) {
+            (Some(offset), _) => offset,
+            (None, OffsetReset::Earliest) => 0,
+            (None, OffsetReset::None) => return NO_POSITION,
+            (None, OffsetReset::Latest) => {
+                let end = env.log.log_end(tp, now);
+                out.note(ConsumerNote::Reset { tp, to: end });
+                end
+            }
+        };
+        out.note(ConsumerNote::Position { tp, at: position });
+        position
+    }
+
+    /// Takes up to `max.poll.records` records that reached the client (arrived at least one
+    /// network delay ago), rotating the starting partition from poll to poll.
+    fn fetch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> Option<Batch> {
+        let visible = now.saturating_sub(self.params.one_way);
+        let tps: Vec<Tp> = self.owned.keys().copied().collect();
+        if tps.is_empty() || self.disconnected {
+            return None;
+        }
+        let mut budget = self.params.max_poll_records as u64;
+        let mut parts = Vec::new();
+        let start = self.cursor % tps.len();
+        self.cursor = self.cursor.wrapping_add(1);
+        for i in 0..tps.len() {
+            let tp = tps[(start + i) % tps.len()];
+            let position = self.owned[&tp];
+            if position == NO_POSITION {
+                continue;
+            }
+            let take = env.log.log_end(tp, visible).saturating_sub(position).min(budget);
+            if take > 0 {
+                parts.push((tp, position, take as usize));
+                self.owned.insert(tp, position + take);
+                budget -= take;
+            }
+            if budget == 0 {
+                break;
+            }
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        Some(self.timed_batch(now, parts, env))
+    }
+
+    fn timed_batch(
+        &mut self,
+        now: SimTime,
+        parts: Vec<(Tp, u64, usize)>,
+        env: &mut ConsumerEnv<'_>,
+    ) -> Batch {
+        let total: usize = parts.iter().map(|p| p.2).sum();
+        let mut arrivals = Vec::with_capacity(total);
+        let mut ends = Vec::with_capacity(total);
+        let mut t = now;
+        for (tp, first, count) in &parts {
+            for offset in *first..*first + *count as u64 {
+                arrivals.push(env.log.arrival(*tp, offset));
+                t += self.params.processing.sample(env.rng);
+                ends.push(t);
+            }
+        }
+        Batch { epoch: 0, parts, arrivals, ends, end: t }
+    }
+
+    fn start_batch(&mut self, now: SimTime, mut batch: Batch, out: &mut ConsumerOutbox) {
+        batch.epoch = self.epoch;
+        out.arm(ConsumerTimer::BatchDone { epoch: self.epoch }, batch.end);
+        out.arm(ConsumerTimer::MaxPoll { epoch: self.epoch }, self.poll_deadline(now));
+        self.batch = Some(batch);
+    }
+
+    /// When the poll timer of a poll at `now` expires: Java checks it continuously,
+    /// librdkafka every 500 ms from the client's start.
+    fn poll_deadline(&self, now: SimTime) -> SimTime {
+        let deadline = now + self.params.max_poll_interval;
+        if self.params.client == Client::Java {
+            return deadline;
+        }
+        let grid = SimTime::from_millis(500).as_nanos();
+        let since = (deadline - self.started).as_nanos();
+        self.started + SimTime::from_nanos(since.div_ceil(grid) * grid)
+    }
+
+    fn next_wake(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> SimTime {
+        let mut wake = now + self.params.fetch_max_wait;
+        if self.disconnected {
+            return wake; // No fetch can succeed: retry after fetch.max.wait.ms.
+        }
+        for (tp, position) in &self.owned {
+            if *position != NO_POSITION {
+                let arrival = env.log.arrival(*tp, *position);
+                wake = wake.min(arrival.saturating_add(self.params.one_way));
+            }
+        }
+        wake.max(now)
+    }
+
+    fn delay_batch(&mut self, now: SimTime, by: SimTime, out: &mut ConsumerOutbox) {
+        match self.batch.as_mut() {
+            Some(batch) => {
+                for end in batch.ends.iter_mut().filter(|e| **e > now) {
+                    *end += by;
+                }
+                batch.end += by;
+                out.arm(ConsumerTimer::BatchDone { epoch: batch.epoch }, batch.end);
+            }
+            None => {
+                // Busy outside a batch (e.g. the application stalls between polls).
+                self.in_poll = false;
+                self.epoch += 1;
+                let parts = Vec::new();
+                let batch =
+                    Batch { epoch: 0, parts, arrivals: vec![], ends: vec![], end: now + by };
+                self.start_batch(now, batch, out);
+            }
+        }
+    }
+
+    fn finish_batch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+        let batch = self.batch.take().expect("a batch in progress");
+        emit_processed(&batch, None, out);
+        out.cancel(ConsumerTimer::MaxPoll { epoch: batch.epoch });
+        let had_records = !batch.parts.is_empty();
+        match self.params.commit {
+            CommitPolicy::SyncPerBatch if had_records => {
+                if let Some(request) = self.commit(self.positions(None), out) {
+                    self.awaiting_commit = Some(request);
+                    return;
+                }
+            }
+            CommitPolicy::AsyncPerBatch if had_records => {
+                self.commit(self.positions(None), out);
+            }
+            _ => {}
+        }
+        self.after_batch(now, env, out);
+    }
+
+    fn after_batch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+        if self.closing {
+            self.close(out);
+        } else {
+            self.poll(now, env, out);
+        }
+    }
+
+    /// Positions of owned partitions (or of `only`), to commit.
+    fn positions(&self, only: Option<&[Tp]>) -> Vec<(Tp, u64)> {
+        self.owned
+            .iter()
+            .filter(|(tp, p)| **p != NO_POSITION && only.is_none_or(|o| o.contains(tp)))
+            .map(|(tp, p)| (*tp, *p))
+            .collect()
+    }
+
+    /// Sends an OffsetCommit, or fails it locally when the member is not in a stable
+    /// generation (AK `sendOffsetCommitRequest`: "not part of an active group").
+    fn commit(&mut self, offsets: Vec<(Tp, u64)>, out: &mut ConsumerOutbox) -> Option<u64> {
+        if self.member_id.is_none() || self.phase != Phase::Stable || self.disconnected {
+            out.note(ConsumerNote::Commit { ok: false });
+            return None;
+        }
+        let request = self.next_request;
+        self.next_request += 1;
+        out.send(ToCoordinator::Commit {
+            conn: self.conn,
+            member_id: self.member_id.clone(),
+            generation: self.generation,
+            offsets,
+            request,
+        });
+        Some(request)
+    }
+
+    /// Graceful close: commit (auto-commit), revoke, LeaveGroup, exit.
+    fn close(&mut self, out: &mut ConsumerOutbox) {
+        if self.params.auto_commit() && !self.owned.is_empty() {
+            self.commit(self.positions(None), out);
+        }
+        if !self.owned.is_empty() {
+            out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::Closed });
+        }
+        if let (Some(member_id), false) = (self.member_id.clone(), self.disconnected) {
+            out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::Close });
+        }
+        self.owned.clear();
+        self.alive = false;
+        out.note(ConsumerNote::Exited);
+    }
+}
+
+impl Consumer {
+    /// At the end of the run: reports the records of the batch in progress finished by `at`.
+    pub fn flush_partial(&self, at: SimTime, out: &mut ConsumerOutbox) {
+        if let Some(batch) = &self.batch {
+            emit_processed(batch, Some(at), out);
+        }
+    }
+}
+
+/// Emits the processed records of `batch` (those finished by `cut`, if given).
+fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox) {
+    let mut index = 0;
+    for (tp, first, count) in &batch.parts {
+        let range = index..index + count;
+        index += count;
+        let done =
+            batch.ends[range.clone()].iter().take_while(|e| cut.is_none_or(|c| **e <= c)).count();
+        if done == 0 {
+            continue;
+        }
+        let range = range.start..range.start + done;
+        out.note(ConsumerNote::Processed {
+            tp: *tp,
+            first: *first,
+            arrivals: batch.arrivals[range.clone()].to_vec(),
+            ends: batch.ends[range].to_vec(),
+        });
+    }
+}
+
+/// KIP-429 `adjustAssignment`: a partition assigned to someone other than a member that
+/// claims it is removed from the new owner this round.
+pub fn withhold_transfers(members: &[Member], assignment: &mut [(MemberId, Vec<Tp>)]) {
+    let mut claimed: BTreeMap<Tp, &str> = BTreeMap::new();
+    for m in members {
+        for tp in &m.owned {
+            claimed.insert(*tp, m.id.as_str());
+        }
+    }
+    for (id, parts) in assignment.iter_mut() {
+        parts.retain(|tp| claimed.get(tp).is_none_or(|owner| *owner == id.as_str()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::JoinMeta;
+    use sim_core::RngStreams;
+
+    /// Every partition holds one record per 10 ms: offset k arrives at (k + 1) * 10 ms.
+    struct TenMs;
+
+    impl LogView for TenMs {
+        fn log_end(&mut self, _: Tp, at: SimTime) -> u64 {
+            at.as_millis() / 10
+        }
+        fn arrival(&mut self, _: Tp, offset: u64) -> SimTime {
+            SimTime::from_millis((offset + 1) * 10)
+        }
+    }
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    fn tp(partition: u32) -> Tp {
+        Tp { topic: 0, partition }
+    }
+
+    fn params(mode: RebalanceMode, assignor: AssignorName) -> ConsumerParams {
+        ConsumerParams {
+            mode,
+            assignor,
+            client: Client::Java,
+            commit: CommitPolicy::Auto,
+            enable_auto_commit: true,
+            auto_commit_interval: t(5000),
+            session_timeout: t(10_000),
+            heartbeat_interval: t(3000),
+            max_poll_interval: t(300_000),
+            max_poll_records: 500,
+            fetch_max_wait: t(500),
+            offset_reset: OffsetReset::Earliest,
+            one_way: t(1),
+            processing: ProcessingSampler::Constant(SimTime::ZERO),
+        }
+    }
+
+    struct Rig {
+        consumer: Consumer,
+        rng: SimRng,
+        assignor_rng: SimRng,
+        topics: Vec<Topic>,
+    }
+
+    impl Rig {
+        fn new(mode: RebalanceMode, assignor: AssignorName) -> Rig {
+            let conn = Conn { slot: 0, incarnation: 1 };
+            let streams = RngStreams::new(1);
+            Rig {
+                consumer: Consumer::new(conn, "c0".into(), params(mode, assignor)),
+                rng: streams.indexed("member", 0),
+                assignor_rng: streams.stream("assignor"),
+                topics: vec![Topic { name: "t".into(), partitions: 4 }],
+            }
+        }
+
+        fn step(&mut self, now: SimTime, input: ConsumerInput) -> ConsumerOutbox {
+            let mut log = TenMs;
+            let mut env = ConsumerEnv {
+                log: &mut log,
+                rng: &mut self.rng,
+                assignor_rng: &mut self.assignor_rng,
+                topics: &self.topics,
+            };
+            let mut out = ConsumerOutbox::default();
+            self.consumer.handle(now, input, &mut env, &mut out);
+            out
+        }
+
+        /// Start, lead a group of itself and `c1-1`, sync `assigned` (committed at 0).
+        fn stable(&mut self, assigned: Vec<Tp>) -> ConsumerOutbox {
+            self.step(t(0), ConsumerInput::Start);
+            let members = vec![meta("c0-0", vec![]), meta("c1-1", vec![])];
+            let ok =
+                JoinOk { member_id: "c0-0".into(), generation: 1, leader: "c0-0".into(), members };
+            self.step(t(2), ConsumerInput::Message(ToMember::Join(Ok(ok))));
+            let committed = assigned.iter().map(|tp| (*tp, Some(0))).collect();
+            let sync = SyncOk { generation: 1, assigned, committed };
+            self.step(t(4), ConsumerInput::Message(ToMember::Sync(Ok(sync))))
+        }
+    }
+
+    fn meta(id: &str, owned: Vec<Tp>) -> JoinMeta {
+        let owned_generation = if owned.is_empty() { -1 } else { 1 };
+        JoinMeta { member_id: id.into(), owned, owned_generation }
+    }
+
+    #[test]
+    fn start_sends_a_join_without_member_id() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        let out = rig.step(t(0), ConsumerInput::Start);
+        assert!(matches!(
+            out.sends.as_slice(),
+            [ToCoordinator::Join { member_id: None, owned, .. }] if owned.is_empty()
+        ));
+        assert_eq!(rig.consumer.phase(), Phase::Joining);
+        // Nothing owned: the idle poll wakes after fetch.max.wait.ms.
+        assert_eq!(
+            out.timers,
+            vec![
+                (ConsumerTimer::PollWake { epoch: 1 }, None),
+                (ConsumerTimer::Heartbeat, None),
+                (ConsumerTimer::PollWake { epoch: 1 }, Some(t(500))),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_leader_runs_the_assignor_and_sends_it_with_sync() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.step(t(0), ConsumerInput::Start);
+        let members = vec![meta("c0-0", vec![]), meta("c1-1", vec![])];
+        let ok = JoinOk { member_id: "c0-0".into(), generation: 1, leader: "c0-0".into(), members };
+        let out = rig.step(t(2), ConsumerInput::Message(ToMember::Join(Ok(ok))));
+        // Range over 4 partitions and 2 members sorted by id: 0-1 to c0-0, 2-3 to c1-1.
+        let expected =
+            vec![("c0-0".to_string(), vec![tp(0), tp(1)]), ("c1-1".into(), vec![tp(2), tp(3)])];
+        match out.sends.as_slice() {
+            [ToCoordinator::Sync { generation: 1, assignment: Some(a), .. }] => {
+                assert_eq!(a, &expected)
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_assignment_takes_effect_at_the_poll_and_starts_heartbeats() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        let out = rig.stable(vec![tp(0), tp(1)]);
+        // Idle in poll: the sync response is applied at once; positions start at the committed
+        // offset 0; the first heartbeat is due 3 s after the sync response.
+        assert!(out.timers.contains(&(ConsumerTimer::Heartbeat, Some(t(3004)))));
+        assert!(out.notes.contains(&ConsumerNote::Assigned {
+            owned: vec![tp(0), tp(1)],
+            generation: 1,
+            rejoining: false
+        }));
+        assert_eq!(rig.consumer.owned(), vec![tp(0), tp(1)]);
+        // The next wake: offset 0 arrives at 10 ms and reaches the client at 11 ms.
+        // (Polls so far: at the start, at the join response, at the sync response: epoch 3.)
+        assert_eq!(out.timers.last(), Some(&(ConsumerTimer::PollWake { epoch: 3 }, Some(t(11)))));
+        let out = rig.step(t(11), ConsumerInput::Timer(ConsumerTimer::PollWake { epoch: 3 }));
+        // One record per partition; zero processing time: the batch ends at 11 ms.
+        assert!(out.timers.contains(&(ConsumerTimer::BatchDone { epoch: 4 }, Some(t(11)))));
+        let out = rig.step(t(11), ConsumerInput::Timer(ConsumerTimer::BatchDone { epoch: 4 }));
+        let processed: Vec<(Tp, u64, usize)> = out
+            .notes
+            .iter()
+            .filter_map(|n| match n {
+                ConsumerNote::Processed { tp, first, ends, .. } => Some((*tp, *first, ends.len())),
+                _ => None,
+            })
+            .collect();
+        // The first partition read rotates from fetch to fetch: the second fetch starts at t-1.
+        assert_eq!(processed, vec![(tp(1), 0, 1), (tp(0), 0, 1)]);
+    }
+
+    #[test]
+    fn eager_rejoin_commits_and_revokes_everything() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.stable(vec![tp(0), tp(1)]);
+        let error = ToMember::Heartbeat(Some(ProtocolError::RebalanceInProgress));
+        let out = rig.step(t(3006), ConsumerInput::Message(error));
+        // Idle in poll: commit the positions (nothing fetched yet: 0), revoke, rejoin.
+        assert!(matches!(
+            out.sends.as_slice(),
+            [ToCoordinator::Commit { offsets, .. }, ToCoordinator::Join { owned, .. }]
+                if offsets == &vec![(tp(0), 0), (tp(1), 0)] && owned == &vec![tp(0), tp(1)]
+        ));
+        assert!(out.notes.contains(&ConsumerNote::Revoked {
+            tps: vec![tp(0), tp(1)],
+            cause: RevokeCause::StopTheWorld
+        }));
+        assert!(rig.consumer.owned().is_empty());
+    }
+
+    #[test]
+    fn cooperative_keeps_partitions_then_revokes_only_the_moved_ones() {
+        let mut rig = Rig::new(RebalanceMode::Cooperative, AssignorName::CooperativeSticky);
+        rig.consumer.params.max_poll_records = 10_000;
+        rig.stable(vec![tp(0), tp(1)]);
+        let error = ToMember::Heartbeat(Some(ProtocolError::RebalanceInProgress));
+        let out = rig.step(t(3006), ConsumerInput::Message(error));
+        // The poll rejoins and keeps consuming: offsets 0..300 of both partitions (arrived by
+        // 3.005 s) form a batch; nothing is revoked.
+        assert!(
+            matches!(out.sends.as_slice(), [ToCoordinator::Join { owned, .. }] if owned.len() == 2)
+        );
+        assert!(out.timers.contains(&(ConsumerTimer::BatchDone { epoch: 4 }, Some(t(3006)))));
+        let out = rig.step(t(3006), ConsumerInput::Timer(ConsumerTimer::BatchDone { epoch: 4 }));
+        assert!(!out.notes.iter().any(|n| matches!(n, ConsumerNote::Revoked { .. })));
+        assert_eq!(rig.consumer.owned(), vec![tp(0), tp(1)]);
+        let ok = JoinOk {
+            member_id: "c0-0".into(),
+            generation: 2,
+            leader: "c1-1".into(),
+            members: vec![],
+        };
+        rig.step(t(3008), ConsumerInput::Message(ToMember::Join(Ok(ok))));
+        // Round 1 takes t-1 away: commit it first, revoke it, rejoin at once.
+        let sync =
+            SyncOk { generation: 2, assigned: vec![tp(0)], committed: vec![(tp(0), Some(0))] };
+        let out = rig.step(t(3010), ConsumerInput::Message(ToMember::Sync(Ok(sync))));
+        assert!(matches!(
+            out.sends.as_slice(),
+            [ToCoordinator::Commit { offsets, .. }, ToCoordinator::Join { owned, .. }]
+                if offsets == &vec![(tp(1), 300)] && owned == &vec![tp(0)]
+        ));
+        assert!(out
+            .notes
+            .contains(&ConsumerNote::Revoked { tps: vec![tp(1)], cause: RevokeCause::Revoked }));
+        assert!(out.notes.contains(&ConsumerNote::Assigned {
+            owned: vec![tp(0)],
+            generation: 2,
+            rejoining: true
+        }));
+    }
+
+    #[test]
+    fn librdkafka_checks_the_poll_timer_on_a_500_ms_grid() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.consumer.params.client = Client::Librdkafka;
+        rig.consumer.params.max_poll_interval = t(1200);
+        rig.consumer.started = t(100);
+        // A poll at 0.350 s expires at 1.550 s; checks run at 0.1 + k * 0.5 s: 1.600 s.
+        assert_eq!(rig.consumer.poll_deadline(t(350)), t(1600));
+        rig.consumer.params.client = Client::Java;
+        assert_eq!(rig.consumer.poll_deadline(t(350)), t(1550));
+    }
+
+    #[test]
+    fn poll_timeout_leaves_and_the_late_commit_fails() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.consumer.params.commit = CommitPolicy::SyncPerBatch;
+        rig.stable(vec![tp(0)]);
+        rig.step(t(11), ConsumerInput::Timer(ConsumerTimer::PollWake { epoch: 3 }));
+        // A 400 s stall inside the batch polled at 11 ms: the poll timer fires at 300.011 s.
+        rig.step(t(11), ConsumerInput::Stall(SimTime::from_secs(400)));
+        let expiry = SimTime::from_millis(300_011);
+        let out = rig.step(expiry, ConsumerInput::Timer(ConsumerTimer::MaxPoll { epoch: 4 }));
+        assert!(matches!(
+            out.sends.as_slice(),
+            [ToCoordinator::Leave { reason: LeaveReason::MaxPollExpired, .. }]
+        ));
+        assert_eq!(out.notes, vec![ConsumerNote::MaxPollExpired]);
+        assert_eq!(rig.consumer.phase(), Phase::Unjoined);
+        // The batch ends at 400.011 s: its synchronous commit fails without being sent, and
+        // the next poll reports the partition lost and joins as a new member.
+        let end = SimTime::from_millis(400_011);
+        let out = rig.step(end, ConsumerInput::Timer(ConsumerTimer::BatchDone { epoch: 4 }));
+        assert!(out.notes.contains(&ConsumerNote::Commit { ok: false }));
+        assert!(out.notes.contains(&ConsumerNote::Lost { tps: vec![tp(0)] }));
+        assert!(matches!(out.sends.as_slice(), [ToCoordinator::Join { member_id: None, .. }]));
+    }
+}

@@ -1,0 +1,154 @@
+//! Observations: the facts the model reports while it runs, in time order. The model computes
+//! no statistics; `crates/metrics` folds these into the numbers of DESIGN section 5.
+
+use crate::types::Tp;
+use sim_core::SimTime;
+
+/// Whether a partition may be consumed, and if not, why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PartState {
+    /// A live, reachable member owns it.
+    Consuming,
+    /// No member owns it (never assigned, owner left or was removed).
+    Unassigned,
+    /// Revoked by a cooperative rebalance, not yet reassigned.
+    Revoked,
+    /// Revoked by an eager rebalance: the group stops the world.
+    StopTheWorld,
+    /// Its owner crashed and was not yet evicted.
+    OwnerDead,
+    /// Its owner is frozen (pause) and was not yet evicted.
+    OwnerPaused,
+    /// Its owner cannot reach the brokers and was not yet evicted.
+    OwnerDisconnected,
+}
+
+impl PartState {
+    /// The `ownership.csv` state name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PartState::Consuming => "consuming",
+            PartState::Unassigned => "unassigned",
+            PartState::Revoked => "revoked",
+            PartState::StopTheWorld => "stop-the-world",
+            PartState::OwnerDead => "owner-dead",
+            PartState::OwnerPaused => "owner-paused",
+            PartState::OwnerDisconnected => "owner-disconnected",
+        }
+    }
+}
+
+/// One fact reported by the model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Observation {
+    /// At the start: the topics (sorted by name; `Tp::topic` indexes them).
+    Topics {
+        /// Names.
+        names: Vec<String>,
+        /// Partition counts.
+        partitions: Vec<u32>,
+    },
+    /// A topic grew to `partitions` partitions at `at`.
+    PartitionsAdded {
+        /// When.
+        at: SimTime,
+        /// Topic index.
+        topic: u32,
+        /// The new count.
+        partitions: u32,
+    },
+    /// Records `first..first + ends.len()` of `tp` were processed (a delivery each).
+    Processed {
+        /// Partition.
+        tp: Tp,
+        /// First offset.
+        first: u64,
+        /// Arrival time of each record.
+        arrivals: Vec<SimTime>,
+        /// End of processing of each record.
+        ends: Vec<SimTime>,
+    },
+    /// A new owner starts reading `tp` at offset `at_offset` (committed offset or reset): every
+    /// offset below it that is never processed was skipped.
+    Skip {
+        /// Partition.
+        tp: Tp,
+        /// First offset that will be read.
+        at_offset: u64,
+    },
+    /// The owner or the state of `tp` changed at `at`.
+    Access {
+        /// When.
+        at: SimTime,
+        /// Partition.
+        tp: Tp,
+        /// Owner name (for down states: the owner that cannot consume), if any.
+        owner: Option<String>,
+        /// The new state.
+        state: PartState,
+        /// Arrival time of the first unprocessed record (`SimTime::MAX` if none ever).
+        waiting_from: SimTime,
+    },
+    /// The coordinator triggered a (logical) rebalance.
+    RebalanceStarted {
+        /// When.
+        at: SimTime,
+        /// join, leave, session-expiry, max-poll-leave, rejoin, partitions-added, ...
+        trigger: String,
+    },
+    /// Every member has the assignment of the rebalance's last round.
+    RebalanceEnded {
+        /// When.
+        at: SimTime,
+        /// Join/sync rounds.
+        rounds: u32,
+        /// Members in the group.
+        members: u32,
+    },
+    /// A member's commit was stored or refused.
+    Commit {
+        /// When.
+        at: SimTime,
+        /// Member name.
+        member: String,
+        /// Stored?
+        ok: bool,
+    },
+    /// A member's `max.poll.interval.ms` expired.
+    MaxPollExpired {
+        /// When.
+        at: SimTime,
+        /// Member name.
+        member: String,
+    },
+    /// A periodic sample.
+    Sample {
+        /// When.
+        at: SimTime,
+        /// Records produced so far, all partitions.
+        produced: u64,
+        /// Members in the group.
+        members: u32,
+    },
+    /// The run ended.
+    End {
+        /// The end time.
+        at: SimTime,
+        /// Records produced per partition, by topic then partition.
+        produced: Vec<(Tp, u64)>,
+        /// Simulation events handled.
+        events: u64,
+    },
+}
+
+/// Receives the observations of a run, in order.
+pub trait Observer {
+    /// One observation.
+    fn observe(&mut self, observation: Observation);
+}
+
+impl Observer for Vec<Observation> {
+    fn observe(&mut self, observation: Observation) {
+        self.push(observation);
+    }
+}

@@ -1,0 +1,194 @@
+//! Small shared types of the model: member addresses, protocol messages and the outbox every
+//! sans-IO machine writes into.
+//!
+//! A [`Conn`] is one incarnation of a named member: a crash and restart makes a new
+//! incarnation, and the world drops any message or timer addressed to an old one. Messages
+//! carry Kafka's protocol errors as plain values ([`ProtocolError`]), never Rust errors.
+
+pub use assignors::Tp;
+use sim_core::SimTime;
+
+/// A coordinator-assigned member id (`c1-2`: name and incarnation, so ids sort by name the
+/// way Kafka's `clientId-uuid` ids sort by client id).
+pub type MemberId = String;
+
+/// One incarnation of a named member: the address messages are delivered to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Conn {
+    /// Index of the member name (order of first appearance: c0, c1, ...).
+    pub slot: u32,
+    /// Bumped at every (re)start of the process.
+    pub incarnation: u32,
+}
+
+/// Kafka protocol errors the model uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtocolError {
+    /// REBALANCE_IN_PROGRESS: rejoin.
+    RebalanceInProgress,
+    /// UNKNOWN_MEMBER_ID: the member was removed; reset and rejoin.
+    UnknownMemberId,
+    /// ILLEGAL_GENERATION: the member's generation is stale; reset and rejoin.
+    IllegalGeneration,
+}
+
+/// Why a member sends LeaveGroup (Kafka sends the reason since KIP-800).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaveReason {
+    /// `close()`.
+    Close,
+    /// The poll timer (`max.poll.interval.ms`) expired.
+    MaxPollExpired,
+}
+
+/// A member's view of the group sent with JoinGroup: what the leader's assignor reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinMeta {
+    /// Member id.
+    pub member_id: MemberId,
+    /// Partitions the member reports as owned (cooperative; eager sticky's user data).
+    pub owned: Vec<Tp>,
+    /// Generation of that claim (-1 when none).
+    pub owned_generation: i32,
+}
+
+/// Requests from a member to the group coordinator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToCoordinator {
+    /// JoinGroup. `member_id` is `None` for a new member.
+    Join {
+        /// Sender.
+        conn: Conn,
+        /// Member name (client id).
+        name: String,
+        /// Known member id, if any.
+        member_id: Option<MemberId>,
+        /// Owned partitions and their generation.
+        owned: Vec<Tp>,
+        /// Generation of `owned`.
+        owned_generation: i32,
+        /// The member's `max.poll.interval.ms`.
+        rebalance_timeout: SimTime,
+        /// The member's `session.timeout.ms`.
+        session_timeout: SimTime,
+    },
+    /// SyncGroup; the leader carries the assignment.
+    Sync {
+        /// Sender (an unknown member must still get its error).
+        conn: Conn,
+        /// Member id.
+        member_id: MemberId,
+        /// Generation from the join response.
+        generation: i32,
+        /// The leader's assignment (member id, partitions).
+        assignment: Option<Vec<(MemberId, Vec<Tp>)>>,
+    },
+    /// Heartbeat.
+    Heartbeat {
+        /// Sender (an unknown member must still get its error).
+        conn: Conn,
+        /// Member id.
+        member_id: MemberId,
+        /// Current generation.
+        generation: i32,
+    },
+    /// LeaveGroup.
+    Leave {
+        /// Member id.
+        member_id: MemberId,
+        /// Why.
+        reason: LeaveReason,
+    },
+    /// OffsetCommit.
+    Commit {
+        /// Sender (commits of members without an id still need an answer).
+        conn: Conn,
+        /// Member id (`None` after a reset: the coordinator rejects it).
+        member_id: Option<MemberId>,
+        /// Generation (-1 after a reset).
+        generation: i32,
+        /// Next offsets to read.
+        offsets: Vec<(Tp, u64)>,
+        /// Client-side request number, echoed in the response.
+        request: u64,
+    },
+}
+
+/// Responses from the coordinator to a member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToMember {
+    /// JoinGroup response.
+    Join(Result<JoinOk, ProtocolError>),
+    /// SyncGroup response.
+    Sync(Result<SyncOk, ProtocolError>),
+    /// Heartbeat response (`None` = OK).
+    Heartbeat(Option<ProtocolError>),
+    /// OffsetCommit response.
+    Commit {
+        /// The request number.
+        request: u64,
+        /// Whether the offsets were stored.
+        ok: bool,
+    },
+}
+
+/// A successful JoinGroup response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinOk {
+    /// The member's id.
+    pub member_id: MemberId,
+    /// The new generation.
+    pub generation: i32,
+    /// The leader's id.
+    pub leader: MemberId,
+    /// All members' metadata (leader only; empty for followers).
+    pub members: Vec<JoinMeta>,
+}
+
+/// A successful SyncGroup response. The committed offsets of the assigned partitions ride
+/// along: the model folds the client's OffsetFetch into it (documented simplification).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncOk {
+    /// The generation.
+    pub generation: i32,
+    /// This member's partitions, sorted.
+    pub assigned: Vec<Tp>,
+    /// Committed offsets of `assigned` (`None`: never committed).
+    pub committed: Vec<(Tp, Option<u64>)>,
+}
+
+/// What a machine asks the world to do after handling one input.
+#[derive(Debug)]
+pub struct Outbox<M, T, N> {
+    /// Messages to send, in order.
+    pub sends: Vec<M>,
+    /// Timers to (re)arm at a time, or cancel (`None`).
+    pub timers: Vec<(T, Option<SimTime>)>,
+    /// Observations, in order.
+    pub notes: Vec<N>,
+}
+
+impl<M, T, N> Default for Outbox<M, T, N> {
+    fn default() -> Self {
+        Outbox { sends: Vec::new(), timers: Vec::new(), notes: Vec::new() }
+    }
+}
+
+impl<M, T, N> Outbox<M, T, N> {
+    /// Records a message.
+    pub fn send(&mut self, msg: M) {
+        self.sends.push(msg);
+    }
+    /// Records a timer setting.
+    pub fn arm(&mut self, timer: T, at: SimTime) {
+        self.timers.push((timer, Some(at)));
+    }
+    /// Records a timer cancellation.
+    pub fn cancel(&mut self, timer: T) {
+        self.timers.push((timer, None));
+    }
+    /// Records an observation.
+    pub fn note(&mut self, note: N) {
+        self.notes.push(note);
+    }
+}

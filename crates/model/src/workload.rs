@@ -1,0 +1,190 @@
+//! Producers in closed form: when offset `k` of a partition arrives, and how many records a
+//! partition holds at a time, without one event per record.
+//!
+//! Constant arrivals are exact arithmetic (offset `k` arrives at `start + (k + 1) / rate`).
+//! Poisson arrivals are drawn lazily from the partition's own stream
+//! (`RngStreams::indexed("workload", partition index)`), so the order in which partitions are
+//! read never changes what any of them yields; arrival times below the lowest offset anyone can
+//! still read are dropped ([`PartitionLog::trim_below`]).
+
+use rand_distr::{Distribution, Exp};
+use sim_core::{SimRng, SimTime};
+use std::collections::VecDeque;
+
+/// How one partition's records arrive.
+#[derive(Clone, Debug)]
+enum Process {
+    /// Evenly spaced at `rate_per_s`; zero rate means no records ever.
+    Constant { rate_per_s: f64 },
+    /// Poisson with mean `rate_per_s`; `times` holds arrivals of offsets `base..`.
+    Poisson { rate_per_s: f64, rng: Box<SimRng>, base: u64, times: VecDeque<SimTime> },
+}
+
+/// The log of one partition: records appended from `start` on.
+#[derive(Clone, Debug)]
+pub struct PartitionLog {
+    start: SimTime,
+    process: Process,
+}
+
+const NANOS_PER_SEC: f64 = 1e9;
+
+impl PartitionLog {
+    /// A partition with evenly spaced arrivals from `start`.
+    pub fn constant(start: SimTime, rate_per_s: f64) -> PartitionLog {
+        PartitionLog { start, process: Process::Constant { rate_per_s } }
+    }
+
+    /// A partition with Poisson arrivals from `start`, drawn from `rng`.
+    pub fn poisson(start: SimTime, rate_per_s: f64, rng: SimRng) -> PartitionLog {
+        let process =
+            Process::Poisson { rate_per_s, rng: Box::new(rng), base: 0, times: VecDeque::new() };
+        PartitionLog { start, process }
+    }
+
+    /// When offset `offset` arrives (`SimTime::MAX` if it never does).
+    pub fn arrival(&mut self, offset: u64) -> SimTime {
+        let start = self.start;
+        match &mut self.process {
+            Process::Constant { rate_per_s } => constant_arrival(start, *rate_per_s, offset),
+            Process::Poisson { rate_per_s, rng, base, times } => {
+                if *rate_per_s <= 0.0 {
+                    return SimTime::MAX;
+                }
+                assert!(offset >= *base, "arrival of trimmed offset {offset} < {base}");
+                let idx = usize::try_from(offset - *base).expect("offset index fits usize");
+                while times.len() <= idx {
+                    let prev = times.back().copied().unwrap_or(start);
+                    times.push_back(next_poisson(prev, *rate_per_s, rng));
+                }
+                times[idx]
+            }
+        }
+    }
+
+    /// How many records have arrived by `at` (inclusive): the log end offset.
+    pub fn log_end(&mut self, at: SimTime) -> u64 {
+        if at < self.start {
+            return 0;
+        }
+        let start = self.start;
+        match &mut self.process {
+            Process::Constant { rate_per_s } => constant_count(start, *rate_per_s, at),
+            Process::Poisson { rate_per_s, .. } if *rate_per_s <= 0.0 => 0,
+            Process::Poisson { rate_per_s, rng, base, times } => {
+                // Generate past `at`, then binary-search the generated times.
+                while times.back().is_none_or(|t| *t <= at) {
+                    let prev = times.back().copied().unwrap_or(start);
+                    times.push_back(next_poisson(prev, *rate_per_s, rng));
+                }
+                *base + times.partition_point(|t| *t <= at) as u64
+            }
+        }
+    }
+
+    /// Forgets arrival times of offsets below `offset` (nobody will read them again).
+    pub fn trim_below(&mut self, offset: u64) {
+        if let Process::Poisson { base, times, .. } = &mut self.process {
+            while *base < offset && times.len() > 1 {
+                times.pop_front();
+                *base += 1;
+            }
+        }
+    }
+}
+
+/// Offset `k` of a constant-rate partition arrives at `start + (k + 1) / rate`, rounded to the
+/// nearest nanosecond.
+fn constant_arrival(start: SimTime, rate_per_s: f64, offset: u64) -> SimTime {
+    if rate_per_s <= 0.0 {
+        return SimTime::MAX;
+    }
+    let nanos = ((offset as f64 + 1.0) * NANOS_PER_SEC / rate_per_s).round();
+    if nanos >= u64::MAX as f64 {
+        return SimTime::MAX;
+    }
+    start.saturating_add(SimTime::from_nanos(nanos as u64))
+}
+
+/// The number of `k` with `constant_arrival(k) <= at`: an estimate from the rate, corrected by
+/// the exact arrival function so the two always agree.
+fn constant_count(start: SimTime, rate_per_s: f64, at: SimTime) -> u64 {
+    if rate_per_s <= 0.0 {
+        return 0;
+    }
+    let elapsed_s = (at - start).as_nanos() as f64 / NANOS_PER_SEC;
+    let mut n = (elapsed_s * rate_per_s).floor().max(0.0) as u64;
+    while n > 0 && constant_arrival(start, rate_per_s, n - 1) > at {
+        n -= 1;
+    }
+    while constant_arrival(start, rate_per_s, n) <= at {
+        n += 1;
+    }
+    n
+}
+
+fn next_poisson(prev: SimTime, rate_per_s: f64, rng: &mut SimRng) -> SimTime {
+    let exp = Exp::new(rate_per_s).expect("positive rate");
+    let gap_s: f64 = exp.sample(rng);
+    // At least one nanosecond apart so offsets keep a strict order.
+    let gap = SimTime::from_secs_f64(gap_s).max(SimTime::from_nanos(1));
+    prev.saturating_add(gap)
+}
+
+/// Per-partition rates of a topic: Zipf weights `1 / (i + 1)^skew`, normalised so the mean is
+/// `rate_per_s`.
+pub fn skewed_rates(rate_per_s: f64, partitions: u32, skew: f64) -> Vec<f64> {
+    let weights: Vec<f64> = (0..partitions).map(|i| 1.0 / f64::from(i + 1).powf(skew)).collect();
+    let sum: f64 = weights.iter().sum();
+    weights.iter().map(|w| rate_per_s * f64::from(partitions) * w / sum).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim_core::RngStreams;
+
+    #[test]
+    fn constant_arrivals_are_evenly_spaced() {
+        // 100 records/s: offset k arrives at (k + 1) * 10 ms.
+        let mut log = PartitionLog::constant(SimTime::ZERO, 100.0);
+        assert_eq!(log.arrival(0), SimTime::from_millis(10));
+        assert_eq!(log.arrival(99), SimTime::from_secs(1));
+        assert_eq!(log.log_end(SimTime::from_millis(9)), 0);
+        assert_eq!(log.log_end(SimTime::from_millis(10)), 1);
+        assert_eq!(log.log_end(SimTime::from_secs(10)), 1000);
+    }
+
+    #[test]
+    fn a_late_partition_starts_empty() {
+        // Added at 5 s with 3 records/s: offset 0 at 5 s + 333.333333 ms (rounded to ns).
+        let mut log = PartitionLog::constant(SimTime::from_secs(5), 3.0);
+        assert_eq!(log.log_end(SimTime::from_secs(5)), 0);
+        assert_eq!(log.arrival(0), SimTime::from_nanos(5_333_333_333));
+        assert_eq!(log.log_end(SimTime::from_secs(6)), 3);
+    }
+
+    #[test]
+    fn poisson_count_and_arrival_agree_and_trim_keeps_values() {
+        let mut log = PartitionLog::poisson(SimTime::ZERO, 50.0, RngStreams::new(3).stream("w"));
+        let n = log.log_end(SimTime::from_secs(20));
+        // Mean 1000 over 20 s; a Poisson count stays well within +-5 sigma (~158).
+        assert!((842..=1158).contains(&n), "count {n}");
+        assert!(log.arrival(n - 1) <= SimTime::from_secs(20));
+        assert!(log.arrival(n) > SimTime::from_secs(20));
+        let a = log.arrival(600);
+        log.trim_below(500);
+        assert_eq!(log.arrival(600), a);
+        assert_eq!(log.log_end(SimTime::from_secs(20)), n);
+    }
+
+    #[test]
+    fn zipf_rates_keep_the_mean() {
+        // skew 1 over 3 partitions: weights 1, 1/2, 1/3 (sum 11/6); total 3 * 10 = 30/s,
+        // so rates 30 * 6/11, 30 * 3/11, 30 * 2/11.
+        let r = skewed_rates(10.0, 3, 1.0);
+        assert!((r[0] - 180.0 / 11.0).abs() < 1e-9);
+        assert!((r[1] - 90.0 / 11.0).abs() < 1e-9);
+        assert!((r[2] - 60.0 / 11.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,925 @@
+//! The world loop: the one place that owns the clock (a `sim_core::EventQueue`), the random
+//! streams, the partition logs, the coordinator and the members. It delivers messages one
+//! network delay (rtt / 2) after they are sent, fires timers, applies the scenario's events
+//! (faults and operations), and turns what the machines report into [`Observation`]s.
+//!
+//! Lifecycle of a run: topics and members `c0..` are created at t = 0; scenario events are
+//! queued at their times; the loop pops events until the end time; batches still in progress
+//! at the end report the records finished by then; an [`Observation::End`] closes the run.
+//! Pause holds every input of the frozen member until it resumes; disconnect drops messages to
+//! and from it; a crash kills the incarnation (its timers and messages are dropped).
+//!
+//! After every event, debug builds and tests assert the invariants (`check_invariants`).
+
+use crate::consumer::{
+    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
+    ConsumerTimer, LogView, RebalanceMode, RevokeCause, CONSUMER_TIMER_SLOTS,
+};
+use crate::coordinator::classic::{
+    ClassicCoordinator, CoordInput, CoordNote, CoordOutbox, CoordParams, CoordTimer, GroupState,
+};
+use crate::observe::{Observation, Observer, PartState};
+use crate::processing::ProcessingSampler;
+use crate::types::{Conn, ToCoordinator, ToMember, Tp};
+use crate::workload::{skewed_rates, PartitionLog};
+use assignors::Topic;
+use scenario::{Arrival, EventKind, Protocol, ProtocolSpec, Scenario};
+use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+mod view;
+pub use view::{MemberView, NoProbe, Probe, WorldView};
+
+/// At most this many events per run (a bound, not a target: reaching it ends the run).
+pub const MAX_EVENTS: u64 = 2_000_000_000;
+
+/// More events than this at one instant can only be a model bug (a loop that never advances
+/// time); the run stops with a panic naming the time.
+pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
+
+/// At most this many timeline samples per run.
+pub const MAX_SAMPLES: u64 = 2_000;
+
+/// A protocol the model cannot run (yet).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelError {
+    /// Not modeled: the run would have to fake its results.
+    Unsupported {
+        /// The protocol as written (`consumer:uniform`).
+        protocol: String,
+        /// What is missing.
+        reason: String,
+    },
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::Unsupported { protocol, reason } => {
+                write!(f, "protocol `{protocol}` is not modeled yet: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// What a run did, besides its observations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunStats {
+    /// Events handled.
+    pub events: u64,
+    /// Whether the run stopped at the event bound instead of the end time.
+    pub hit_event_limit: bool,
+}
+
+/// The classic-protocol mode of a protocol, or why it is not modeled.
+pub fn classic_mode(protocol: ProtocolSpec) -> Result<RebalanceMode, ModelError> {
+    let unsupported = |reason: &str| ModelError::Unsupported {
+        protocol: protocol.to_string(),
+        reason: reason.to_string(),
+    };
+    if protocol.static_membership {
+        return Err(unsupported("static membership (KIP-345) arrives with a later issue"));
+    }
+    match protocol.protocol {
+        Protocol::Eager => Ok(RebalanceMode::Eager),
+        Protocol::Cooperative => Ok(RebalanceMode::Cooperative),
+        Protocol::Consumer => Err(unsupported("the KIP-848 consumer protocol arrives later")),
+        Protocol::TubemqServer | Protocol::TubemqClient => {
+            Err(unsupported("TubeMQ balancing arrives with a later issue"))
+        }
+        Protocol::Manual => Err(unsupported("manual assignment arrives with a later issue")),
+    }
+}
+
+/// Runs `scenario` under `protocol` with `seed`, reporting every observation to `observer`.
+pub fn simulate(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    observer: &mut dyn Observer,
+) -> Result<RunStats, ModelError> {
+    simulate_probed(scenario, protocol, seed, observer, &mut NoProbe)
+}
+
+/// [`simulate`] with a [`Probe`] that sees the world after every event and may stop the run
+/// (chaos mode's invariant checks). Probing changes nothing in the run.
+pub fn simulate_probed(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    observer: &mut dyn Observer,
+    probe: &mut dyn Probe,
+) -> Result<RunStats, ModelError> {
+    let mode = classic_mode(protocol)?;
+    let mut world = World::new(scenario, protocol, mode, seed, observer);
+    Ok(world.run(probe))
+}
+
+#[derive(Clone, Debug)]
+enum Action {
+    Start(String),
+    Crash(String, Option<SimTime>),
+    Close(String),
+    Pause(String, SimTime),
+    Stall(String, SimTime),
+    Disconnect(String, SimTime),
+    RollingRestart(SimTime, SimTime),
+    Scale(u32),
+    AddPartitions(usize, u32),
+}
+
+#[derive(Clone, Debug)]
+enum Ev {
+    ToCoord(ToCoordinator),
+    CoordTimer(CoordTimer),
+    ToMember(Conn, ToMember),
+    MemberTimer(Conn, ConsumerTimer),
+    Action(Action),
+    Resume(Conn),
+    Reconnect(Conn),
+    Sample,
+}
+
+/// The partition logs, by topic (sorted by name) and partition.
+struct Logs {
+    logs: Vec<Vec<PartitionLog>>,
+}
+
+impl LogView for Logs {
+    fn log_end(&mut self, tp: Tp, at: SimTime) -> u64 {
+        self.logs[tp.topic as usize][tp.partition as usize].log_end(at)
+    }
+    fn arrival(&mut self, tp: Tp, offset: u64) -> SimTime {
+        self.logs[tp.topic as usize][tp.partition as usize].arrival(offset)
+    }
+}
+
+struct Slot {
+    name: String,
+    consumer: Option<Consumer>,
+    incarnation: u32,
+    rng: SimRng,
+    timers: Vec<TimerId>,
+    paused: bool,
+    held: Vec<ConsumerInput>,
+    disconnected: bool,
+    restart_pending: bool,
+}
+
+impl Slot {
+    fn alive(&self) -> bool {
+        self.consumer.as_ref().is_some_and(|c| c.alive())
+    }
+}
+
+struct Part {
+    owner: Option<Conn>,
+    cause: PartState,
+    frontier: u64,
+    last: Option<(Option<Conn>, PartState)>,
+}
+
+impl Part {
+    fn new() -> Part {
+        Part { owner: None, cause: PartState::Unassigned, frontier: 0, last: None }
+    }
+}
+
+struct TopicWorkload {
+    rate_per_s: f64,
+    skew: f64,
+    arrival: Arrival,
+    initial: u32,
+}
+
+struct OpenRebalance {
+    rounds: u32,
+    generation: i32,
+    pending: BTreeSet<Conn>,
+    more_rounds: bool,
+}
+
+struct World<'o> {
+    queue: EventQueue<Ev>,
+    streams: RngStreams,
+    assignor_rng: SimRng,
+    topics: Vec<Topic>,
+    workloads: Vec<TopicWorkload>,
+    sorted_index: Vec<usize>,
+    logs: Logs,
+    coord: ClassicCoordinator,
+    coord_timers: BTreeMap<CoordTimer, TimerId>,
+    slots: Vec<Slot>,
+    down_waiting: BTreeSet<String>,
+    params: ConsumerParams,
+    parts: BTreeMap<Tp, Part>,
+    dirty: BTreeSet<Tp>,
+    rebalance: Option<OpenRebalance>,
+    last_generation: i32,
+    observer: &'o mut dyn Observer,
+    one_way: SimTime,
+    end: SimTime,
+    sample_every: SimTime,
+}
+
+impl<'o> World<'o> {
+    fn new(
+        scenario: &Scenario,
+        protocol: ProtocolSpec,
+        mode: RebalanceMode,
+        seed: u64,
+        observer: &'o mut dyn Observer,
+    ) -> World<'o> {
+        let streams = RngStreams::new(seed);
+        let mut order: Vec<usize> = (0..scenario.topics.len()).collect();
+        order.sort_by(|a, b| scenario.topics[*a].name.cmp(&scenario.topics[*b].name));
+        let mut sorted_index = vec![0; order.len()];
+        for (sorted, original) in order.iter().enumerate() {
+            sorted_index[*original] = sorted;
+        }
+        let topics: Vec<Topic> = order
+            .iter()
+            .map(|i| Topic { name: scenario.topics[*i].name.clone(), partitions: 0 })
+            .collect();
+        let workloads = order
+            .iter()
+            .map(|i| {
+                let t = &scenario.topics[*i];
+                TopicWorkload {
+                    rate_per_s: t.rate_per_s,
+                    skew: t.skew,
+                    arrival: t.arrival,
+                    initial: t.partitions,
+                }
+            })
+            .collect();
+        let one_way = SimTime::from_nanos(scenario.network.rtt.as_nanos() / 2);
+        let params = consumer_params(scenario, protocol, mode, one_way);
+        let coord_params =
+            CoordParams { initial_rebalance_delay: scenario.broker.group_initial_rebalance_delay };
+        let samples = scenario.duration.as_nanos().div_ceil(SimTime::from_secs(1).as_nanos());
+        let every_s = samples.div_ceil(MAX_SAMPLES).max(1);
+        let mut world = World {
+            queue: EventQueue::new(),
+            assignor_rng: streams.stream("assignor"),
+            streams,
+            logs: Logs { logs: vec![Vec::new(); topics.len()] },
+            topics,
+            workloads,
+            sorted_index,
+            coord: ClassicCoordinator::new(coord_params, Vec::new()),
+            coord_timers: BTreeMap::new(),
+            slots: Vec::new(),
+            down_waiting: BTreeSet::new(),
+            params,
+            parts: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+            rebalance: None,
+            last_generation: 0,
+            observer,
+            one_way,
+            end: scenario.duration,
+            sample_every: SimTime::from_secs(every_s),
+        };
+        world.init(scenario);
+        world
+    }
+
+    fn init(&mut self, scenario: &Scenario) {
+        for topic in 0..self.topics.len() {
+            let count = self.workloads[topic].initial;
+            self.grow_topic(SimTime::ZERO, topic, count);
+        }
+        self.coord = ClassicCoordinator::new(self.coord.params(), self.partition_counts());
+        let names = self.topics.iter().map(|t| t.name.clone()).collect();
+        let partitions = self.partition_counts();
+        self.observer.observe(Observation::Topics { names, partitions });
+        for i in 0..scenario.group.members {
+            self.queue.schedule(SimTime::ZERO, Ev::Action(Action::Start(format!("c{i}"))));
+        }
+        for event in &scenario.events {
+            let action = self.action_of(&event.kind);
+            self.queue.schedule(event.at, Ev::Action(action));
+        }
+        self.queue.schedule(SimTime::ZERO, Ev::Sample);
+    }
+
+    fn partition_counts(&self) -> Vec<u32> {
+        self.topics.iter().map(|t| t.partitions).collect()
+    }
+
+    fn action_of(&self, kind: &EventKind) -> Action {
+        match kind.clone() {
+            EventKind::Join { member } => Action::Start(member),
+            EventKind::Leave { member } => Action::Close(member),
+            EventKind::Crash { member, restart_after } => Action::Crash(member, restart_after),
+            EventKind::Pause { member, duration } => Action::Pause(member, duration),
+            EventKind::Stall { member, duration } => Action::Stall(member, duration),
+            EventKind::Disconnect { member, duration } => Action::Disconnect(member, duration),
+            EventKind::RollingRestart { interval, downtime } => {
+                Action::RollingRestart(interval, downtime)
+            }
+            EventKind::Scale { members } => Action::Scale(members),
+            EventKind::AddPartitions { topic, count } => {
+                Action::AddPartitions(self.sorted_index[topic], count)
+            }
+        }
+    }
+
+    /// Adds `count` partitions to sorted topic `topic`, producing from `now` on.
+    fn grow_topic(&mut self, now: SimTime, topic: usize, count: u32) {
+        let w = &self.workloads[topic];
+        let old = self.topics[topic].partitions;
+        let total = old + count;
+        let rates = skewed_rates(w.rate_per_s, w.initial.max(total), w.skew);
+        for partition in old..total {
+            let rate = rates[partition as usize];
+            let log = match w.arrival {
+                Arrival::Constant => PartitionLog::constant(now, rate),
+                Arrival::Poisson => {
+                    let index = self.global_index(topic, partition);
+                    PartitionLog::poisson(now, rate, self.streams.indexed("workload", index))
+                }
+            };
+            self.logs.logs[topic].push(log);
+            let tp = Tp { topic: topic as u32, partition };
+            self.parts.insert(tp, Part::new());
+            self.dirty.insert(tp);
+        }
+        self.topics[topic].partitions = total;
+    }
+
+    /// A stable index of a partition for its random stream: topic index in the high bits.
+    fn global_index(&self, topic: usize, partition: u32) -> u64 {
+        ((topic as u64) << 32) | u64::from(partition)
+    }
+
+    fn run(&mut self, probe: &mut dyn Probe) -> RunStats {
+        let mut events = 0u64;
+        let mut hit_event_limit = false;
+        let mut same_instant = (SimTime::ZERO, 0u64);
+        while let Some(t) = self.queue.peek_time() {
+            same_instant = if t == same_instant.0 { (t, same_instant.1 + 1) } else { (t, 1) };
+            assert!(
+                same_instant.1 <= MAX_EVENTS_PER_INSTANT,
+                "livelock: more than {MAX_EVENTS_PER_INSTANT} events at {t} (a model bug)"
+            );
+            if t > self.end {
+                break;
+            }
+            if events >= MAX_EVENTS {
+                hit_event_limit = true;
+                break;
+            }
+            let (now, ev) = self.queue.pop().expect("peeked an event");
+            events += 1;
+            if probe.wants_events() {
+                probe.before_event(now, &ev);
+            }
+            self.handle(now, ev);
+            self.flush_access(now);
+            if !probe.after_event(&WorldView { world: self, now, events }) {
+                break;
+            }
+            if cfg!(any(debug_assertions, test)) {
+                self.check_invariants();
+            }
+        }
+        self.finish(events);
+        RunStats { events, hit_event_limit }
+    }
+
+    fn finish(&mut self, events: u64) {
+        let end = self.end;
+        for slot in 0..self.slots.len() {
+            let Some(consumer) = self.slots[slot].consumer.as_ref() else { continue };
+            if !consumer.alive() {
+                continue;
+            }
+            let conn = consumer.conn();
+            let mut out = ConsumerOutbox::default();
+            consumer.flush_partial(end, &mut out);
+            for note in out.notes {
+                self.on_member_note(end, conn, note);
+            }
+        }
+        self.flush_access(end);
+        let mut produced = Vec::new();
+        for (tp, _) in self.parts.iter() {
+            produced
+                .push((*tp, self.logs.logs[tp.topic as usize][tp.partition as usize].log_end(end)));
+        }
+        self.observer.observe(Observation::End { at: end, produced, events });
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::ToCoord(msg) => self.coord_input(now, CoordInput::Message(msg)),
+            Ev::CoordTimer(timer) => self.coord_input(now, CoordInput::Timer(timer)),
+            Ev::ToMember(conn, msg) => {
+                if !self.cut_off(conn) {
+                    self.member_input(now, conn, ConsumerInput::Message(msg));
+                }
+            }
+            Ev::MemberTimer(conn, timer) => {
+                self.member_input(now, conn, ConsumerInput::Timer(timer))
+            }
+            Ev::Action(action) => self.action(now, action),
+            Ev::Resume(conn) => self.resume(now, conn),
+            Ev::Reconnect(conn) => {
+                if let Some(slot) = self.live_slot(conn) {
+                    self.slots[slot].disconnected = false;
+                    self.mark_member_dirty(conn);
+                    self.member_input(now, conn, ConsumerInput::Reconnect);
+                }
+            }
+            Ev::Sample => self.sample(now),
+        }
+    }
+
+    /// True when `conn` is gone or cut off: a message to it is dropped.
+    fn cut_off(&self, conn: Conn) -> bool {
+        self.live_slot(conn).is_none_or(|slot| self.slots[slot].disconnected)
+    }
+
+    /// The slot of `conn` if that incarnation is alive.
+    fn live_slot(&self, conn: Conn) -> Option<usize> {
+        let slot = self.slots.get(conn.slot as usize)?;
+        (slot.incarnation == conn.incarnation && slot.alive()).then_some(conn.slot as usize)
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let mut produced = 0;
+        for logs in self.logs.logs.iter_mut() {
+            produced += logs.iter_mut().map(|l| l.log_end(now)).sum::<u64>();
+        }
+        let members = self.coord.member_count() as u32;
+        self.observer.observe(Observation::Sample { at: now, produced, members });
+        self.trim_logs();
+        let next = now + self.sample_every;
+        if next <= self.end {
+            self.queue.schedule(next, Ev::Sample);
+        }
+    }
+
+    /// Forgets Poisson arrival times nobody can read again: below the committed offset and
+    /// below every live member's position (a new owner starts at the committed offset).
+    fn trim_logs(&mut self) {
+        for tp in self.parts.keys() {
+            let mut floor = self.coord.committed(*tp).unwrap_or(0);
+            for slot in &self.slots {
+                let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
+                if let Some(position) = c.position(*tp) {
+                    floor = floor.min(position);
+                }
+            }
+            floor = floor.min(self.parts[tp].frontier);
+            self.logs.logs[tp.topic as usize][tp.partition as usize].trim_below(floor);
+        }
+    }
+
+    fn coord_input(&mut self, now: SimTime, input: CoordInput) {
+        let mut out = CoordOutbox::default();
+        self.coord.handle(now, input, &mut out);
+        for (conn, msg) in out.sends {
+            self.queue.schedule(now + self.one_way, Ev::ToMember(conn, msg));
+        }
+        for (timer, at) in out.timers {
+            let id = match self.coord_timers.get(&timer.slot()) {
+                Some(id) => *id,
+                None => {
+                    let id = self.queue.new_timer();
+                    self.coord_timers.insert(timer.slot(), id);
+                    id
+                }
+            };
+            match at {
+                Some(at) => self.queue.arm(id, at, Ev::CoordTimer(timer)),
+                None => self.queue.cancel(id),
+            }
+        }
+        for note in out.notes {
+            self.on_coord_note(now, note);
+        }
+        self.try_close_rebalance(now);
+    }
+
+    fn on_coord_note(&mut self, now: SimTime, note: CoordNote) {
+        match note {
+            CoordNote::Prepare { trigger } => {
+                if self.rebalance.is_none() {
+                    self.rebalance = Some(OpenRebalance {
+                        rounds: 0,
+                        generation: -1,
+                        pending: BTreeSet::new(),
+                        more_rounds: false,
+                    });
+                    let trigger = trigger.to_string();
+                    self.observer.observe(Observation::RebalanceStarted { at: now, trigger });
+                }
+            }
+            CoordNote::GenerationFormed { generation, members } => {
+                assert!(generation > self.last_generation, "generations only grow");
+                self.last_generation = generation;
+                if let Some(r) = self.rebalance.as_mut() {
+                    r.rounds += 1;
+                    r.generation = generation;
+                    r.pending = members.into_iter().collect();
+                    r.more_rounds = false;
+                }
+            }
+            CoordNote::Stable { .. } => {}
+            CoordNote::Removed { conn, .. } => {
+                let owned: Vec<Tp> = self.owned_by(conn);
+                for tp in owned {
+                    self.set_owner(tp, None, PartState::Unassigned);
+                }
+                if let Some(r) = self.rebalance.as_mut() {
+                    r.pending.remove(&conn);
+                }
+            }
+        }
+    }
+
+    fn try_close_rebalance(&mut self, now: SimTime) {
+        let Some(r) = self.rebalance.as_ref() else { return };
+        let state = self.coord.state();
+        let settled = r.rounds > 0 && r.pending.is_empty() && !r.more_rounds;
+        if (settled && state == GroupState::Stable) || state == GroupState::Empty {
+            // The last assignments belong to this rebalance: report them first.
+            self.flush_access(now);
+            let Some(r) = self.rebalance.as_ref() else { return };
+            let rounds = r.rounds;
+            let members = self.coord.member_count() as u32;
+            self.rebalance = None;
+            self.observer.observe(Observation::RebalanceEnded { at: now, rounds, members });
+        }
+    }
+
+    fn owned_by(&self, conn: Conn) -> Vec<Tp> {
+        self.parts.iter().filter(|(_, p)| p.owner == Some(conn)).map(|(tp, _)| *tp).collect()
+    }
+
+    fn set_owner(&mut self, tp: Tp, owner: Option<Conn>, cause: PartState) {
+        let part = self.parts.get_mut(&tp).expect("known partition");
+        part.owner = owner;
+        part.cause = cause;
+        self.dirty.insert(tp);
+    }
+
+    fn mark_member_dirty(&mut self, conn: Conn) {
+        let owned = self.owned_by(conn);
+        self.dirty.extend(owned);
+    }
+
+    /// Delivers `input` to the live incarnation `conn`, holding it while the member is paused.
+    fn member_input(&mut self, now: SimTime, conn: Conn, input: ConsumerInput) {
+        let Some(slot) = self.live_slot(conn) else { return };
+        if self.slots[slot].paused {
+            self.slots[slot].held.push(input);
+            return;
+        }
+        self.deliver(now, slot, input);
+    }
+
+    /// Runs the member machine on `input` and applies its outbox.
+    fn deliver(&mut self, now: SimTime, slot: usize, input: ConsumerInput) {
+        let Some(mut consumer) = self.slots[slot].consumer.take() else { return };
+        let conn = consumer.conn();
+        let mut out = ConsumerOutbox::default();
+        {
+            let mut env = ConsumerEnv {
+                log: &mut self.logs,
+                rng: &mut self.slots[slot].rng,
+                assignor_rng: &mut self.assignor_rng,
+                topics: &self.topics,
+            };
+            consumer.handle(now, input, &mut env, &mut out);
+        }
+        self.slots[slot].consumer = Some(consumer);
+        self.apply_member_outbox(now, slot, conn, out);
+    }
+
+    fn apply_member_outbox(&mut self, now: SimTime, slot: usize, conn: Conn, out: ConsumerOutbox) {
+        for msg in out.sends {
+            self.queue.schedule(now + self.one_way, Ev::ToCoord(msg));
+        }
+        for (timer, at) in out.timers {
+            let id = self.slots[slot].timers[timer.slot()];
+            match at {
+                Some(at) => self.queue.arm(id, at, Ev::MemberTimer(conn, timer)),
+                None => self.queue.cancel(id),
+            }
+        }
+        for note in out.notes {
+            self.on_member_note(now, conn, note);
+        }
+        if !self.slots[slot].alive() {
+            self.mark_member_dirty(conn);
+        }
+    }
+
+    fn on_member_note(&mut self, now: SimTime, conn: Conn, note: ConsumerNote) {
+        let name = self.slots[conn.slot as usize].name.clone();
+        match note {
+            ConsumerNote::Assigned { owned, generation, rejoining } => {
+                for tp in owned {
+                    if self.parts[&tp].owner != Some(conn) {
+                        self.set_owner(tp, Some(conn), PartState::Unassigned);
+                    }
+                }
+                if let Some(r) = self.rebalance.as_mut() {
+                    if r.generation == generation {
+                        r.pending.remove(&conn);
+                        r.more_rounds |= rejoining;
+                    }
+                }
+                self.try_close_rebalance(now);
+            }
+            ConsumerNote::Revoked { tps, cause } => {
+                let state = match cause {
+                    RevokeCause::StopTheWorld => PartState::StopTheWorld,
+                    RevokeCause::Revoked => PartState::Revoked,
+                    RevokeCause::Closed => PartState::Unassigned,
+                };
+                self.release(conn, &tps, state);
+            }
+            ConsumerNote::Lost { tps } => self.release(conn, &tps, PartState::Unassigned),
+            ConsumerNote::Processed { tp, first, arrivals, ends } => {
+                let part = self.parts.get_mut(&tp).expect("known partition");
+                part.frontier = part.frontier.max(first + ends.len() as u64);
+                self.observer.observe(Observation::Processed { tp, first, arrivals, ends });
+            }
+            ConsumerNote::Reset { .. } => {}
+            ConsumerNote::Position { tp, at } => {
+                let part = self.parts.get_mut(&tp).expect("known partition");
+                part.frontier = part.frontier.max(at);
+                self.observer.observe(Observation::Skip { tp, at_offset: at });
+            }
+            ConsumerNote::Commit { ok } => {
+                self.observer.observe(Observation::Commit { at: now, member: name, ok })
+            }
+            ConsumerNote::MaxPollExpired => {
+                self.observer.observe(Observation::MaxPollExpired { at: now, member: name })
+            }
+            ConsumerNote::Exited => {
+                let slot = conn.slot as usize;
+                if self.slots[slot].restart_pending {
+                    self.slots[slot].restart_pending = false;
+                    self.queue.schedule(now, Ev::Action(Action::Start(name)));
+                }
+            }
+        }
+    }
+
+    fn release(&mut self, conn: Conn, tps: &[Tp], state: PartState) {
+        for tp in tps {
+            if self.parts[tp].owner == Some(conn) {
+                self.set_owner(*tp, None, state);
+            }
+        }
+    }
+
+    /// Emits an `Access` observation for every partition whose owner or state changed.
+    fn flush_access(&mut self, now: SimTime) {
+        let dirty = std::mem::take(&mut self.dirty);
+        for tp in dirty {
+            let state = self.access_state(tp);
+            let part = &self.parts[&tp];
+            let key = (part.owner, state);
+            if part.last == Some(key) {
+                continue;
+            }
+            let frontier = part.frontier;
+            self.parts.get_mut(&tp).expect("known partition").last = Some(key);
+            let owner = key.0.map(|c| self.slots[c.slot as usize].name.clone());
+            let waiting_from = self.logs.arrival(tp, frontier);
+            self.observer.observe(Observation::Access { at: now, tp, owner, state, waiting_from });
+        }
+    }
+
+    fn access_state(&self, tp: Tp) -> PartState {
+        let part = &self.parts[&tp];
+        let Some(conn) = part.owner else { return part.cause };
+        let slot = &self.slots[conn.slot as usize];
+        if slot.incarnation != conn.incarnation || !slot.alive() {
+            PartState::OwnerDead
+        } else if slot.paused {
+            PartState::OwnerPaused
+        } else if slot.disconnected {
+            PartState::OwnerDisconnected
+        } else {
+            PartState::Consuming
+        }
+    }
+
+    fn slot_index(&mut self, name: &str) -> usize {
+        if let Some(i) = self.slots.iter().position(|s| s.name == name) {
+            return i;
+        }
+        let index = self.slots.len();
+        let timers = (0..CONSUMER_TIMER_SLOTS).map(|_| self.queue.new_timer()).collect();
+        self.slots.push(Slot {
+            name: name.to_string(),
+            consumer: None,
+            incarnation: 0,
+            rng: self.streams.indexed("member", index as u64),
+            timers,
+            paused: false,
+            held: Vec::new(),
+            disconnected: false,
+            restart_pending: false,
+        });
+        index
+    }
+
+    fn find_live(&self, name: &str) -> Option<(usize, Conn)> {
+        let i = self.slots.iter().position(|s| s.name == name)?;
+        let slot = &self.slots[i];
+        let conn = slot.consumer.as_ref()?.conn();
+        slot.alive().then_some((i, conn))
+    }
+
+    fn action(&mut self, now: SimTime, action: Action) {
+        match action {
+            Action::Start(name) => self.start(now, &name),
+            Action::Crash(name, restart_after) => self.crash(now, &name, restart_after),
+            Action::Close(name) => {
+                if let Some((_, conn)) = self.find_live(&name) {
+                    self.member_input(now, conn, ConsumerInput::Close);
+                }
+            }
+            Action::Pause(name, d) => self.pause(now, &name, d),
+            Action::Stall(name, d) => {
+                if let Some((_, conn)) = self.find_live(&name) {
+                    self.member_input(now, conn, ConsumerInput::Stall(d));
+                }
+            }
+            Action::Disconnect(name, d) => {
+                if let Some((slot, conn)) = self.find_live(&name) {
+                    self.slots[slot].disconnected = true;
+                    self.mark_member_dirty(conn);
+                    self.deliver(now, slot, ConsumerInput::Disconnect);
+                    self.queue.schedule(now + d, Ev::Reconnect(conn));
+                }
+            }
+            Action::RollingRestart(interval, downtime) => {
+                for (i, name) in self.live_names().into_iter().enumerate() {
+                    let at = now + interval * i as u64;
+                    self.queue.schedule(at, Ev::Action(Action::Close(name.clone())));
+                    self.queue.schedule(at + downtime, Ev::Action(Action::Start(name)));
+                }
+            }
+            Action::Scale(target) => self.scale(now, target),
+            Action::AddPartitions(topic, count) => {
+                self.grow_topic(now, topic, count);
+                let topic_u32 = topic as u32;
+                let partitions = self.topics[topic].partitions;
+                self.observer.observe(Observation::PartitionsAdded {
+                    at: now,
+                    topic: topic_u32,
+                    partitions,
+                });
+                self.coord_input(now, CoordInput::TopicsChanged(self.partition_counts()));
+            }
+        }
+    }
+
+    /// Live member names in natural order (`c2` before `c10`).
+    fn live_names(&self) -> Vec<String> {
+        let mut names: Vec<String> =
+            self.slots.iter().filter(|s| s.alive()).map(|s| s.name.clone()).collect();
+        names.sort_by(|a, b| scenario::member_order(a, b));
+        names
+    }
+
+    fn start(&mut self, now: SimTime, name: &str) {
+        self.down_waiting.remove(name);
+        let slot = self.slot_index(name);
+        if self.slots[slot].alive() {
+            // Still closing (rolling restart): start once the old process exits.
+            self.slots[slot].restart_pending = true;
+            return;
+        }
+        let s = &mut self.slots[slot];
+        s.incarnation += 1;
+        s.paused = false;
+        s.held.clear();
+        s.disconnected = false;
+        for id in s.timers.clone() {
+            self.queue.cancel(id);
+        }
+        let conn = Conn { slot: slot as u32, incarnation: self.slots[slot].incarnation };
+        let consumer = Consumer::new(conn, name.to_string(), self.params.clone());
+        self.slots[slot].consumer = Some(consumer);
+        self.deliver(now, slot, ConsumerInput::Start);
+    }
+
+    fn crash(&mut self, now: SimTime, name: &str, restart_after: Option<SimTime>) {
+        let Some((slot, conn)) = self.find_live(name) else { return };
+        self.slots[slot].held.clear();
+        self.slots[slot].paused = false;
+        self.deliver(now, slot, ConsumerInput::Crash);
+        for id in self.slots[slot].timers.clone() {
+            self.queue.cancel(id);
+        }
+        self.mark_member_dirty(conn);
+        if let Some(after) = restart_after {
+            self.down_waiting.insert(name.to_string());
+            self.queue.schedule(now + after, Ev::Action(Action::Start(name.to_string())));
+        }
+    }
+
+    fn pause(&mut self, now: SimTime, name: &str, d: SimTime) {
+        let Some((slot, conn)) = self.find_live(name) else { return };
+        if !self.slots[slot].paused {
+            self.deliver(now, slot, ConsumerInput::Pause(d));
+        }
+        self.slots[slot].paused = true;
+        self.mark_member_dirty(conn);
+        self.queue.schedule(now + d, Ev::Resume(conn));
+    }
+
+    fn resume(&mut self, now: SimTime, conn: Conn) {
+        let Some(slot) = self.live_slot(conn) else { return };
+        if !self.slots[slot].paused {
+            return;
+        }
+        self.slots[slot].paused = false;
+        self.mark_member_dirty(conn);
+        let held = std::mem::take(&mut self.slots[slot].held);
+        for input in held {
+            if self.live_slot(conn).is_none() || self.slots[slot].paused {
+                break;
+            }
+            self.deliver(now, slot, input);
+        }
+    }
+
+    /// `scale`: the plan of `scenario::scale_plan` (new `cN` names lowest first; graceful
+    /// close of the highest names; members down waiting for a restart count as present).
+    fn scale(&mut self, now: SimTime, target: u32) {
+        let live: BTreeSet<String> = self.live_names().into_iter().collect();
+        let Ok(plan) = scenario::scale_plan(&live, &self.down_waiting, target as usize) else {
+            return; // Validation rejects impossible scale events; nothing to do here.
+        };
+        for name in plan.add {
+            self.start(now, &name);
+        }
+        for name in plan.remove {
+            if let Some((_, conn)) = self.find_live(&name) {
+                self.member_input(now, conn, ConsumerInput::Close);
+            }
+        }
+    }
+
+    /// Asserts the world's invariants; each assert names the broken fact.
+    fn check_invariants(&self) {
+        self.coord.check_invariants();
+        assert!(self.coord.generation() >= self.last_generation, "generations only grow");
+        let mut holders: BTreeMap<(Tp, i32), &str> = BTreeMap::new();
+        for slot in &self.slots {
+            let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
+            let generation = c.owned_generation();
+            if generation < 0 {
+                continue;
+            }
+            for tp in c.owned() {
+                let other = holders.insert((tp, generation), &slot.name);
+                assert!(
+                    other.is_none(),
+                    "partition {tp:?} consumed by {} and {other:?} in generation {generation}",
+                    slot.name
+                );
+            }
+        }
+    }
+}
+
+fn consumer_params(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    mode: RebalanceMode,
+    one_way: SimTime,
+) -> ConsumerParams {
+    let c = &scenario.consumer.config;
+    ConsumerParams {
+        mode,
+        assignor: protocol.assignor,
+        client: scenario.consumer.client,
+        commit: scenario.consumer.commit,
+        enable_auto_commit: c.enable_auto_commit,
+        auto_commit_interval: c.auto_commit_interval,
+        session_timeout: c.session_timeout,
+        heartbeat_interval: c.heartbeat_interval,
+        max_poll_interval: c.max_poll_interval,
+        max_poll_records: c.max_poll_records.max(1),
+        fetch_max_wait: c.fetch_max_wait,
+        offset_reset: c.auto_offset_reset,
+        one_way,
+        processing: ProcessingSampler::new(&scenario.consumer.processing),
+    }
+}

@@ -1,0 +1,125 @@
+//! A read-only window on the world after every event, for checkers such as chaos mode
+//! (`lab::chaos`): a [`Probe`] handed to [`super::simulate_probed`] sees a [`WorldView`] after
+//! each event (before the model's own debug assertions) and may stop the run.
+//!
+//! Added for issue 9 (chaos). It reads the world's state and changes nothing, so a probed run
+//! is the same run as an unprobed one.
+
+use super::World;
+use crate::consumer::Phase;
+use crate::coordinator::classic::GroupState;
+use crate::observe::PartState;
+use crate::types::{Conn, Tp};
+use sim_core::SimTime;
+use std::fmt;
+
+/// Watches a run event by event.
+pub trait Probe {
+    /// Whether [`Probe::before_event`] wants each event described (costs a `Debug` format).
+    fn wants_events(&self) -> bool {
+        false
+    }
+    /// The event about to be handled at `now`; called only when [`Probe::wants_events`].
+    fn before_event(&mut self, now: SimTime, event: &dyn fmt::Debug) {
+        let _ = (now, event);
+    }
+    /// After every event; return `false` to end the run there.
+    fn after_event(&mut self, view: &WorldView<'_, '_>) -> bool;
+}
+
+/// A probe that watches nothing.
+pub struct NoProbe;
+
+impl Probe for NoProbe {
+    fn after_event(&mut self, _: &WorldView<'_, '_>) -> bool {
+        true
+    }
+}
+
+/// One member process as the world sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberView {
+    /// Member name.
+    pub name: String,
+    /// This incarnation.
+    pub conn: Conn,
+    /// Frozen by a pause.
+    pub paused: bool,
+    /// Cut off from the coordinator and brokers.
+    pub disconnected: bool,
+    /// Protocol phase.
+    pub phase: Phase,
+    /// Partitions it owns now.
+    pub owned: Vec<Tp>,
+    /// The generation of `owned` (-1 when none or reset).
+    pub owned_generation: i32,
+}
+
+/// The world between two events.
+pub struct WorldView<'w, 'o> {
+    pub(super) world: &'w World<'o>,
+    pub(super) now: SimTime,
+    pub(super) events: u64,
+}
+
+impl WorldView<'_, '_> {
+    /// The time of the event just handled.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    /// Events handled so far, this one included.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    /// The run's end time.
+    pub fn end(&self) -> SimTime {
+        self.world.end
+    }
+    /// The coordinator's group state.
+    pub fn group_state(&self) -> GroupState {
+        self.world.coord.state()
+    }
+    /// The coordinator's generation.
+    pub fn generation(&self) -> i32 {
+        self.world.coord.generation()
+    }
+    /// The members the coordinator has in its group.
+    pub fn group_members(&self) -> Vec<Conn> {
+        self.world.coord.member_conns()
+    }
+    /// Whether a rebalance is open: triggered, and not every member has applied the
+    /// assignment of its last round yet.
+    pub fn rebalance_open(&self) -> bool {
+        self.world.rebalance.is_some()
+    }
+    /// Every live member process (alive incarnations), in slot order.
+    pub fn members(&self) -> Vec<MemberView> {
+        let mut out = Vec::new();
+        for slot in &self.world.slots {
+            let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
+            out.push(MemberView {
+                name: slot.name.clone(),
+                conn: c.conn(),
+                paused: slot.paused,
+                disconnected: slot.disconnected,
+                phase: c.phase(),
+                owned: c.owned(),
+                owned_generation: c.owned_generation(),
+            });
+        }
+        out
+    }
+    /// Runs the model's own invariant assertions (`check_invariants`, which the run loop runs
+    /// only in debug builds and tests): panics, naming the broken fact, if one fails.
+    pub fn assert_model_invariants(&self) {
+        self.world.check_invariants();
+    }
+    /// Every partition with its owner in the world's books and its access state.
+    pub fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)> {
+        self.world
+            .parts
+            .iter()
+            .map(|(tp, p)| (*tp, p.owner, self.world.access_state(*tp)))
+            .collect()
+    }
+}
