@@ -1,5 +1,5 @@
 //! `rebalance-sim chaos` run as a process: the summary line, exit codes (0 all passed, 2 bad
-//! arguments), skipped protocols, and `--save` writing a scenario that `run` accepts.
+//! arguments), and `--save` writing a scenario that `run` accepts.
 
 use std::process::{Command, Output};
 
@@ -13,20 +13,27 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn passing_seeds_print_the_summary_and_exit_0() {
-    // 2 seeds x 2 protocols = 4 runs; manual is not modeled yet: skipped, not a run.
+    // 2 seeds x 2 protocols = 4 runs.
     let out = run(&[
-        "chaos", "--seeds", "0..2", "--protocol", "eager", "--protocol", "cooperative",
-        "--protocol", "manual", "--jobs", "2",
+        "chaos",
+        "--seeds",
+        "0..2",
+        "--protocol",
+        "eager",
+        "--protocol",
+        "cooperative",
+        "--jobs",
+        "2",
     ]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(stdout.ends_with("2 seeds, 4 runs, 0 failures\n"), "{stdout}");
-    assert!(stdout.contains("skipped manual:none (2 runs): "), "{stdout}");
 }
 
 #[test]
 fn the_output_does_not_depend_on_jobs() {
-    let args = |jobs| ["chaos", "--seeds", "3..5", "--protocol", "eager", "--verbose", "--jobs", jobs];
+    let args =
+        |jobs| ["chaos", "--seeds", "3..5", "--protocol", "eager", "--verbose", "--jobs", jobs];
     let one = run(&args("1"));
     let two = run(&args("2"));
     assert_eq!(text(&one.stdout), text(&two.stdout));
@@ -48,7 +55,13 @@ fn saved_scenarios_are_accepted_by_run() {
     let dir = tempfile::tempdir().unwrap();
     let save = dir.path().join("saved");
     let out = run(&[
-        "chaos", "--seeds", "7", "--protocol", "eager", "--save", save.to_str().unwrap(),
+        "chaos",
+        "--seeds",
+        "7",
+        "--protocol",
+        "eager",
+        "--save",
+        save.to_str().unwrap(),
         "--save-all",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
@@ -57,7 +70,11 @@ fn saved_scenarios_are_accepted_by_run() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let results = dir.path().join("results");
     let out = run(&[
-        "run", file.to_str().unwrap(), "--protocol", "eager:range", "--out",
+        "run",
+        file.to_str().unwrap(),
+        "--protocol",
+        "eager:range",
+        "--out",
         results.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));

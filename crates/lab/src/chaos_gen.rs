@@ -327,13 +327,21 @@ pub fn fault_horizon(scenario: &Scenario) -> SimTime {
 /// bounded by `max.poll.records` x 4 x the mean processing time, or after an empty fetch's
 /// wait); cooperative needs a second round (another heartbeat and poll); an emptied group
 /// waits the initial delay; every step costs a few round trips; 1 s covers scheduling slack.
+///
+/// Session and heartbeat are the larger of the classic ones (`session.timeout.ms`,
+/// `heartbeat.interval.ms`) and KIP-848's broker-side ones
+/// (`group.consumer.session.timeout.ms`, `group.consumer.heartbeat.interval.ms`), so one bound
+/// serves every protocol.
 pub fn liveness_bound(scenario: &Scenario) -> SimTime {
     let c = &scenario.consumer.config;
+    let b = &scenario.broker;
     let batch = scenario.consumer.processing.mean() * (u64::from(c.max_poll_records) * 4);
+    let session = c.session_timeout.max(b.group_consumer_session_timeout);
+    let heartbeat = c.heartbeat_interval.max(b.group_consumer_heartbeat_interval);
     scenario.broker.group_initial_rebalance_delay
-        + c.session_timeout
+        + session
         + c.max_poll_interval
-        + c.heartbeat_interval * 4
+        + heartbeat * 4
         + (batch + c.fetch_max_wait) * 2
         + scenario.network.rtt * 20
         + SimTime::from_secs(1)
@@ -356,6 +364,9 @@ mod tests {
         s.consumer.config.session_timeout = SimTime::from_secs(10);
         s.consumer.config.max_poll_interval = SimTime::from_secs(20);
         s.consumer.config.heartbeat_interval = SimTime::from_secs(3);
+        // KIP-848's broker-side settings, lower here: the classic ones count.
+        s.broker.group_consumer_session_timeout = SimTime::from_secs(8);
+        s.broker.group_consumer_heartbeat_interval = SimTime::from_secs(2);
         s.consumer.config.max_poll_records = 100;
         s.consumer.config.fetch_max_wait = SimTime::from_millis(500);
         s.consumer.processing = Processing::Constant(SimTime::from_millis(1));

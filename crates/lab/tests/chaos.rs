@@ -2,7 +2,7 @@
 //! after every event), determinism of whole chaos runs, and that failures are reported with
 //! what is needed to replay them.
 
-use lab::chaos::{self, ChaosSummary, Failure, Verdict};
+use lab::chaos::{self, ChaosSummary, Failure, RunResult, SeedResult, Verdict};
 use lab::chaos_check::Violation;
 use lab::chaos_gen;
 use rayon::prelude::*;
@@ -50,17 +50,28 @@ fn chaos_results_do_not_depend_on_threads() {
     assert_eq!(seeds, [100, 101]);
 }
 
+/// Skipped runs (a protocol the model does not run) are listed with their reason and not
+/// counted as runs; failures count as runs.
 #[test]
-fn unmodeled_protocols_are_skipped_with_the_reason() {
-    let protocols = vec![Scenario::parse_protocol("manual").unwrap()];
-    let results = chaos::run_seeds(7..8, &protocols);
-    let Verdict::Skipped(reason) = &results[0].runs[0].verdict else {
-        panic!("{:?}", results[0].runs[0].verdict)
+fn the_summary_counts_runs_failures_and_skips() {
+    let protocol = Scenario::parse_protocol("manual").unwrap();
+    let skipped = RunResult { protocol, verdict: Verdict::Skipped("not modeled".into()) };
+    let failure = Failure {
+        violation: Violation { invariant: "liveness", detail: "x".into() },
+        at: SimTime::ZERO,
+        event: 1,
+        last_events: Vec::new(),
     };
-    assert!(reason.contains("manual"), "{reason}");
+    let failed = RunResult { protocol, verdict: Verdict::Failed(failure) };
+    let scenario = chaos_gen::generate(1);
+    let results = vec![
+        SeedResult { seed: 1, scenario: scenario.clone(), runs: vec![skipped.clone()] },
+        SeedResult { seed: 2, scenario, runs: vec![skipped, failed] },
+    ];
     let summary = ChaosSummary::of(&results);
-    assert_eq!(summary.line(), "1 seeds, 0 runs, 0 failures");
-    assert_eq!(summary.skipped["manual:none"].1, 1);
+    // 2 seeds; 3 protocol runs asked, 2 skipped (not runs), 1 failed.
+    assert_eq!(summary.line(), "2 seeds, 1 runs, 1 failures");
+    assert_eq!(summary.skipped["manual:none"], ("not modeled".to_string(), 2));
 }
 
 /// A scenario whose liveness deadline is impossible to meet (no time at all for the group to
@@ -105,4 +116,6 @@ fn seed_ranges_parse_half_open_inclusive_and_single() {
     assert_eq!(chaos::parse_seed_range("42"), Ok(42..43));
     assert!(chaos::parse_seed_range("5..5").unwrap_err().contains("holds no seed"));
     assert!(chaos::parse_seed_range("a..b").unwrap_err().contains("is not a seed"));
+    let too_large = chaos::parse_seed_range("9223372036854775808").unwrap_err();
+    assert!(too_large.contains("seeds go up to 9223372036854775807"), "{too_large}");
 }

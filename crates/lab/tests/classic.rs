@@ -299,13 +299,13 @@ fn same_seed_gives_byte_identical_csv() {
     assert_ne!(first[0], bytes(&s)[0]);
 }
 
-/// Protocols not modeled yet are refused, not faked.
+/// Every protocol is modeled now (issue 6 added static membership and KIP-848): none is
+/// refused as unsupported.
 #[test]
-fn unmodeled_protocols_are_errors() {
+fn every_protocol_is_modeled() {
     let s = scenario("");
-    for p in ["consumer:uniform", "eager:range+static", "tubemq-server", "manual"] {
-        let err = lab::run_protocol(&s, spec(p), 1).unwrap_err();
-        assert!(err.to_string().contains("not modeled yet"), "{p}: {err}");
+    for p in ["consumer:uniform", "consumer:range", "eager:range+static", "cooperative+static"] {
+        assert!(lab::run_protocol(&s, spec(p), 1).is_ok(), "{p}");
     }
 }
 

@@ -42,14 +42,16 @@ struct PartMetrics {
     skip_to: u64,
     produced: u64,
     state: PartState,
-    owner: Option<String>,
+    owner: Option<u32>,
     since: SimTime,
     waiting_from: SimTime,
-    last_owner: Option<String>,
+    last_owner: Option<u32>,
     moves: u64,
     down: Vec<(SimTime, SimTime)>,
     allowed: Vec<(SimTime, SimTime)>,
-    ownership: Vec<(SimTime, SimTime, String, &'static str)>,
+    /// (from, to, owner index, state name): owners are interned ([`Collector::owner_names`]),
+    /// so a long run's timeline costs 24 bytes a piece, not a string each.
+    ownership: Vec<(SimTime, SimTime, Option<u32>, &'static str)>,
 }
 
 impl PartMetrics {
@@ -78,7 +80,7 @@ impl PartMetrics {
 
     /// Closes the current state interval at `at`.
     fn close_interval(&mut self, at: SimTime) {
-        let (since, owner) = (self.since, self.owner.clone().unwrap_or_default());
+        let (since, owner) = (self.since, self.owner);
         if at <= since {
             return;
         }
@@ -89,7 +91,7 @@ impl PartMetrics {
         }
         let down_from = self.waiting_from.max(since);
         if down_from > since {
-            self.push_ownership(since, down_from.min(at), owner.clone(), "idle");
+            self.push_ownership(since, down_from.min(at), owner, "idle");
         }
         if down_from < at {
             self.down.push((down_from, at));
@@ -97,7 +99,13 @@ impl PartMetrics {
         }
     }
 
-    fn push_ownership(&mut self, from: SimTime, to: SimTime, owner: String, state: &'static str) {
+    fn push_ownership(
+        &mut self,
+        from: SimTime,
+        to: SimTime,
+        owner: Option<u32>,
+        state: &'static str,
+    ) {
         if let Some(last) = self.ownership.last_mut() {
             if last.1 == from && last.2 == owner && last.3 == state {
                 last.1 = to;
@@ -147,6 +155,9 @@ pub struct Collector {
     samples: Vec<Sample>,
     end: Option<(SimTime, u64)>,
     commits_failed: u64,
+    /// Owner names by index, and the index of each name.
+    owner_names: Vec<String>,
+    owner_index: BTreeMap<String, u32>,
 }
 
 impl Collector {
@@ -163,6 +174,8 @@ impl Collector {
             samples: Vec::new(),
             end: None,
             commits_failed: 0,
+            owner_names: Vec::new(),
+            owner_index: BTreeMap::new(),
         }
     }
 
@@ -171,19 +184,31 @@ impl Collector {
         self.commits_failed
     }
 
+    /// Folds one delivery of `first..first + ends.len()`: only offsets never processed before
+    /// count towards latency; equal consecutive latencies go into the histogram as one
+    /// `record_n` (exact: a histogram is a multiset of values).
     fn on_processed(&mut self, tp: Tp, first: u64, arrivals: &[SimTime], ends: &[SimTime]) {
         let part = self.parts.get_mut(&tp).expect("processed a known partition");
         let n = ends.len() as u64;
         part.deliveries += n;
-        for (lo, hi) in part.processed.insert(first, first + n) {
-            for offset in lo..hi {
-                let i = (offset - first) as usize;
-                let latency = ends[i].saturating_sub(arrivals[i]);
-                let us = latency.as_nanos() / 1_000;
-                self.e2e_us.record(us).expect("auto-resizing histogram");
-                self.e2e_max_us = self.e2e_max_us.max(us);
-            }
+        let e2e_us = &mut self.e2e_us;
+        let e2e_max_us = &mut self.e2e_max_us;
+        part.processed.insert_each(first, first + n, |lo, hi| {
+            let from = (lo - first) as usize;
+            let to = (hi - first) as usize;
+            record_latencies(e2e_us, e2e_max_us, &arrivals[from..to], &ends[from..to]);
+        });
+    }
+
+    /// The index of owner `name`, assigned at its first appearance.
+    fn intern_owner(&mut self, name: String) -> u32 {
+        if let Some(i) = self.owner_index.get(&name) {
+            return *i;
         }
+        let i = self.owner_names.len() as u32;
+        self.owner_names.push(name.clone());
+        self.owner_index.insert(name, i);
+        i
     }
 
     fn on_access(
@@ -194,16 +219,17 @@ impl Collector {
         state: PartState,
         waiting_from: SimTime,
     ) {
+        let owner = owner.map(|name| self.intern_owner(name));
         let part = self.parts.entry(tp).or_insert_with(|| PartMetrics::new(at));
         part.close_interval(at);
-        if let Some(new_owner) = owner.as_ref() {
-            if part.last_owner.as_ref().is_some_and(|last| last != new_owner) {
+        if let Some(new_owner) = owner {
+            if part.last_owner.is_some_and(|last| last != new_owner) {
                 part.moves += 1;
                 if let Some(open) = self.open.as_mut() {
                     open.moves += 1;
                 }
             }
-            part.last_owner = Some(new_owner.clone());
+            part.last_owner = Some(new_owner);
         }
         part.state = state;
         part.owner = owner;
@@ -398,7 +424,7 @@ impl Collector {
                     partition: tp.partition,
                     start_s: from.as_secs_f64(),
                     end_s: to.as_secs_f64(),
-                    owner: owner.clone(),
+                    owner: owner.map_or_else(String::new, |i| self.owner_names[i as usize].clone()),
                     state: (*state).to_string(),
                 });
             }
@@ -495,6 +521,35 @@ fn check_partition_conservation(topics: &[String], tp: Tp, p: &PartMetrics) {
         p.deliveries,
         p.processed.len()
     );
+}
+
+/// Records `ends[i] - arrivals[i]` (in microseconds) of every record, one `record_n` per run
+/// of equal values, and keeps the exact maximum.
+fn record_latencies(
+    h: &mut Histogram<u64>,
+    max_us: &mut u64,
+    arrivals: &[SimTime],
+    ends: &[SimTime],
+) {
+    let mut flush = |value: u64, count: u64| {
+        h.record_n(value, count).expect("auto-resizing histogram");
+        *max_us = (*max_us).max(value);
+    };
+    let mut run: Option<(u64, u64)> = None;
+    for (arrival, end) in arrivals.iter().zip(ends) {
+        let us = end.saturating_sub(*arrival).as_nanos() / 1_000;
+        run = match run {
+            Some((value, count)) if value == us => Some((value, count + 1)),
+            Some((value, count)) => {
+                flush(value, count);
+                Some((us, 1))
+            }
+            None => Some((us, 1)),
+        };
+    }
+    if let Some((value, count)) = run {
+        flush(value, count);
+    }
 }
 
 fn quantile_ms(h: &Histogram<u64>, q: f64, max_us: u64) -> f64 {

@@ -3,10 +3,15 @@
 
 use std::collections::BTreeMap;
 
-/// Disjoint, non-adjacent half-open intervals `[start, end)`, keyed by start.
+/// Disjoint, non-adjacent half-open intervals `[start, end)`, keyed by start. The highest span
+/// is kept out of the map (`tail`): in-order reads extend it without walking the tree, which
+/// was the largest cost of the metrics fold at 10,000 partitions (cache misses).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IntervalSet {
+    /// Every span but the highest.
     spans: BTreeMap<u64, u64>,
+    /// The highest span (`None` only when the set is empty).
+    tail: Option<(u64, u64)>,
     len: u64,
 }
 
@@ -28,9 +33,56 @@ impl IntervalSet {
 
     /// Adds `[start, end)` and returns the sub-ranges that were not in the set before, in order.
     pub fn insert(&mut self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut fresh = Vec::new();
+        self.insert_each(start, end, |lo, hi| fresh.push((lo, hi)));
+        fresh
+    }
+
+    /// Adds `[start, end)` and calls `fresh(lo, hi)` for each sub-range that was not in the
+    /// set before, in order, without allocating in the common case (a range at or past the
+    /// end of the set, as when a partition is read in order).
+    pub fn insert_each(&mut self, start: u64, end: u64, mut fresh: impl FnMut(u64, u64)) {
         if start >= end {
-            return Vec::new();
+            return;
         }
+        match self.tail {
+            None => {
+                self.tail = Some((start, end));
+                self.len += end - start;
+                fresh(start, end);
+                return;
+            }
+            Some((tail_start, tail_end)) if tail_end <= start => {
+                if tail_end == start {
+                    self.tail = Some((tail_start, end));
+                } else {
+                    self.spans.insert(tail_start, tail_end);
+                    self.tail = Some((start, end));
+                }
+                self.len += end - start;
+                fresh(start, end);
+                return;
+            }
+            Some((tail_start, tail_end)) => {
+                self.spans.insert(tail_start, tail_end);
+                self.tail = None;
+            }
+        }
+        let news = self.insert_general(start, end);
+        self.tail = self.spans.pop_last();
+        for (lo, hi) in news {
+            fresh(lo, hi);
+        }
+    }
+
+    /// Every span in order (the map, then the tail).
+    #[cfg(test)]
+    fn all_spans(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.spans.iter().map(|(s, e)| (*s, *e)).chain(self.tail)
+    }
+
+    /// `insert` for a range that overlaps or precedes existing spans.
+    fn insert_general(&mut self, start: u64, end: u64) -> Vec<(u64, u64)> {
         let mut new_start = start;
         let mut new_end = end;
         let mut fresh = Vec::new();
@@ -64,12 +116,14 @@ impl IntervalSet {
             return 0;
         }
         let from = self.spans.range(..=lo).next_back().map_or(lo, |(s, _)| *s);
-        self.spans.range(from..hi).map(|(s, e)| (*e).min(hi).saturating_sub((*s).max(lo))).sum()
+        let clip = |(s, e): (u64, u64)| e.min(hi).saturating_sub(s.max(lo));
+        let in_map: u64 = self.spans.range(from..hi).map(|(s, e)| clip((*s, *e))).sum();
+        in_map + self.tail.map_or(0, clip)
     }
 
     /// One past the largest offset (0 when empty).
     pub fn max_end(&self) -> u64 {
-        self.spans.values().next_back().copied().unwrap_or(0)
+        self.tail.map_or(0, |(_, e)| e)
     }
 }
 
@@ -87,8 +141,53 @@ mod tests {
         assert_eq!(s.len(), 40);
         assert_eq!(s.insert(12, 18), vec![]);
         assert_eq!(s.insert(45, 50), vec![(45, 50)], "adjacent spans merge");
-        assert_eq!(s.spans.len(), 1);
+        assert_eq!(s.all_spans().count(), 1);
         assert_eq!(s.len(), 45);
+    }
+
+    #[test]
+    fn appends_in_order_merge_into_one_span() {
+        let mut s = IntervalSet::new();
+        let mut fresh = Vec::new();
+        // 0..10, then 10..15 (touching: merges), then 20..25 (a gap: a new span).
+        for (a, b) in [(0, 10), (10, 15), (20, 25)] {
+            s.insert_each(a, b, |lo, hi| fresh.push((lo, hi)));
+        }
+        assert_eq!(fresh, vec![(0, 10), (10, 15), (20, 25)]);
+        assert_eq!((s.len(), s.all_spans().count()), (20, 2));
+        // A redelivery of 5..22 is new only on 15..20.
+        fresh.clear();
+        s.insert_each(5, 22, |lo, hi| fresh.push((lo, hi)));
+        assert_eq!(fresh, vec![(15, 20)]);
+        assert_eq!((s.len(), s.all_spans().count()), (25, 1));
+    }
+
+    /// Random inserts against a plain set of offsets: fresh ranges, length, counts and the
+    /// span representation (disjoint, non-adjacent, sorted) all agree.
+    #[test]
+    fn matches_a_set_of_offsets() {
+        let mut x: u64 = 7;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let mut s = IntervalSet::new();
+        let mut model = std::collections::BTreeSet::new();
+        for _ in 0..2_000 {
+            let start = next(300);
+            let end = start + next(12);
+            let mut fresh = Vec::new();
+            s.insert_each(start, end, |lo, hi| fresh.extend(lo..hi));
+            let expected: Vec<u64> = (start..end).filter(|o| !model.contains(o)).collect();
+            model.extend(start..end);
+            assert_eq!(fresh, expected);
+            assert_eq!(s.len(), model.len() as u64);
+            let (lo, hi) = (next(320), next(320));
+            assert_eq!(s.count_in(lo, hi), model.range(lo..hi.max(lo)).count() as u64);
+            let spans: Vec<(u64, u64)> = s.all_spans().collect();
+            assert!(spans.windows(2).all(|w| w[0].1 < w[1].0), "{spans:?}");
+            assert_eq!(s.max_end(), model.last().map_or(0, |m| m + 1));
+        }
     }
 
     #[test]

@@ -31,6 +31,9 @@ use scenario::{Client, CommitPolicy, OffsetReset};
 use sim_core::{SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod external;
+mod kip848;
+
 /// Eager or cooperative rebalancing on the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RebalanceMode {
@@ -38,6 +41,8 @@ pub enum RebalanceMode {
     Eager,
     /// KIP-429 incremental cooperative.
     Cooperative,
+    /// KIP-848 consumer protocol: heartbeat-driven, server-side assignment.
+    Consumer,
 }
 
 /// Everything a consumer needs to know about its configuration.
@@ -71,6 +76,9 @@ pub struct ConsumerParams {
     pub one_way: SimTime,
     /// Per-record processing time.
     pub processing: ProcessingSampler,
+    /// Static membership (KIP-345): the member's name is its `group.instance.id`; it sends
+    /// no LeaveGroup, neither on close nor when its poll timer expires.
+    pub static_membership: bool,
 }
 
 impl ConsumerParams {
@@ -160,6 +168,21 @@ pub enum ConsumerInput {
     Crash,
     /// Graceful close: finish the batch, commit, revoke, LeaveGroup.
     Close,
+    /// No classic group (TubeMQ, manual): these partitions are handed to the member, with
+    /// their stored offsets (`None`: `auto.offset.reset` decides).
+    Assign(Vec<(Tp, Option<u64>)>),
+    /// No classic group (TubeMQ master): these partitions are taken away; one in the batch in
+    /// progress waits up to `confirm_wait` for the batch's confirmation.
+    Release {
+        /// The partitions.
+        tps: Vec<Tp>,
+        /// TubeMQ `pullRebConfirmWaitPeriodMs`.
+        confirm_wait: SimTime,
+    },
+    /// A release's `confirm_wait` may have run out.
+    ReleaseTimeout,
+    /// The TubeMQ master no longer knows the member: it drops everything it holds.
+    DropAll,
 }
 
 /// Why partitions stopped being consumed by their owner.
@@ -231,6 +254,14 @@ pub enum ConsumerNote {
     MaxPollExpired,
     /// The process finished a graceful close.
     Exited,
+    /// No classic group: partitions handed back at these offsets (confirmed, or rolled back
+    /// to the unconfirmed batch's start); `wait_until`: others still wait for the batch.
+    Released {
+        /// Partitions and the offsets stored for their next owner.
+        offsets: Vec<(Tp, u64)>,
+        /// When the remaining releases give up waiting (a `ReleaseTimeout` is due then).
+        wait_until: Option<SimTime>,
+    },
 }
 
 /// The consumer's outbox.
@@ -285,6 +316,8 @@ pub struct Consumer {
     last_auto_commit: SimTime,
     started: SimTime,
     cursor: usize,
+    external: Option<external::ExternalState>,
+    kip848: kip848::Kip848State,
 }
 
 impl Consumer {
@@ -312,6 +345,8 @@ impl Consumer {
             last_auto_commit: SimTime::ZERO,
             started: SimTime::ZERO,
             cursor: 0,
+            external: None,
+            kip848: kip848::Kip848State::default(),
         }
     }
 
@@ -369,6 +404,12 @@ impl Consumer {
                     self.close(out);
                 }
             }
+            ConsumerInput::Assign(assigned) => self.on_external_assign(now, assigned, env, out),
+            ConsumerInput::Release { tps, confirm_wait } => {
+                self.on_external_release(now, tps, confirm_wait, out)
+            }
+            ConsumerInput::ReleaseTimeout => self.on_release_timeout(now, out),
+            ConsumerInput::DropAll => self.on_external_drop_all(out),
         }
     }
 
@@ -406,7 +447,8 @@ impl Consumer {
                 }
             }
             ConsumerTimer::AutoCommit => {
-                if self.phase == Phase::Stable && !self.owned.is_empty() {
+                let member = self.phase == Phase::Stable || self.external.is_some();
+                if member && !self.owned.is_empty() {
                     self.commit(self.positions(None), out);
                 }
                 out.arm(ConsumerTimer::AutoCommit, now + self.params.auto_commit_interval);
@@ -415,6 +457,9 @@ impl Consumer {
     }
 
     fn on_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if self.params.mode == RebalanceMode::Consumer {
+            return self.kip848_heartbeat_timer(now, out);
+        }
         if self.phase != Phase::Stable {
             return;
         }
@@ -428,9 +473,12 @@ impl Consumer {
 
     /// AK `handlePollTimeoutExpiry` + `maybeLeaveGroup`: a dynamic member leaves at once.
     fn on_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
+        if self.params.mode == RebalanceMode::Consumer {
+            return self.kip848_poll_timeout(out);
+        }
         let Some(member_id) = self.member_id.take() else { return };
         out.note(ConsumerNote::MaxPollExpired);
-        if !self.disconnected {
+        if !self.disconnected && !self.params.static_membership {
             out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::MaxPollExpired });
         }
         self.reset_generation(out);
@@ -461,6 +509,7 @@ impl Consumer {
             }
             ToMember::Sync(Ok(sync)) => self.on_sync_ok(now, sync, out),
             ToMember::Sync(Err(e)) => self.on_sync_error(e, out),
+            ToMember::ConsumerHeartbeat(r) => self.kip848_response(now, r, env, out),
             ToMember::Heartbeat(None) => {}
             ToMember::Heartbeat(Some(e)) => self.on_heartbeat_error(e, out),
             ToMember::Commit { request, ok } => {
@@ -482,8 +531,10 @@ impl Consumer {
         self.member_id = Some(join.member_id.clone());
         self.generation = join.generation;
         self.phase = Phase::Syncing;
-        let assignment =
-            if join.leader == join.member_id { Some(self.lead(&join, env)) } else { None };
+        // A static leader rejoining a Stable group gets no members (JoinGroup v9
+        // `skipAssignment`): the coordinator keeps the current assignment.
+        let leads = join.leader == join.member_id && !join.members.is_empty();
+        let assignment = if leads { Some(self.lead(&join, env)) } else { None };
         if !self.disconnected {
             out.send(ToCoordinator::Sync {
                 conn: self.conn,
@@ -507,6 +558,7 @@ impl Consumer {
                 owned.sort();
                 Member {
                     id: m.member_id.clone(),
+                    group_instance_id: m.group_instance_id.clone(),
                     topics: all_topics.clone(),
                     owned,
                     generation: m.owned_generation,
@@ -613,7 +665,9 @@ impl Consumer {
             self.close(out);
             return;
         }
-        if self.rejoin_needed && matches!(self.phase, Phase::Unjoined | Phase::Stable) {
+        if self.params.mode == RebalanceMode::Consumer {
+            self.kip848_poll(now, out);
+        } else if self.rejoin_needed && matches!(self.phase, Phase::Unjoined | Phase::Stable) {
             self.prepare_join(out);
         }
         if let Some(batch) = self.fetch(now, env) {
@@ -630,7 +684,8 @@ impl Consumer {
         let due = now.saturating_sub(self.last_auto_commit) >= self.params.auto_commit_interval;
         if java && self.params.auto_commit() && due {
             self.last_auto_commit = now;
-            if self.phase == Phase::Stable && self.member_id.is_some() && !self.owned.is_empty() {
+            let member = self.phase == Phase::Stable && self.member_id.is_some();
+            if (member || self.external.is_some()) && !self.owned.is_empty() {
                 self.commit(self.positions(None), out);
             }
         }
@@ -669,6 +724,7 @@ impl Consumer {
             conn: self.conn,
             name: self.name.clone(),
             member_id: self.member_id.clone(),
+            group_instance_id: self.params.static_membership.then(|| self.name.clone()),
             owned,
             owned_generation,
             rebalance_timeout: self.params.max_poll_interval,
@@ -858,6 +914,7 @@ impl Consumer {
     fn finish_batch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
         let batch = self.batch.take().expect("a batch in progress");
         emit_processed(&batch, None, out);
+        self.confirm_releases(batch.epoch, out);
         out.cancel(ConsumerTimer::MaxPoll { epoch: batch.epoch });
         let had_records = !batch.parts.is_empty();
         match self.params.commit {
@@ -895,7 +952,8 @@ impl Consumer {
     /// Sends an OffsetCommit, or fails it locally when the member is not in a stable
     /// generation (AK `sendOffsetCommitRequest`: "not part of an active group").
     fn commit(&mut self, offsets: Vec<(Tp, u64)>, out: &mut ConsumerOutbox) -> Option<u64> {
-        if self.member_id.is_none() || self.phase != Phase::Stable || self.disconnected {
+        let in_group = self.member_id.is_some() && self.phase == Phase::Stable;
+        if !(in_group || self.external.is_some()) || self.disconnected {
             out.note(ConsumerNote::Commit { ok: false });
             return None;
         }
@@ -919,7 +977,10 @@ impl Consumer {
         if !self.owned.is_empty() {
             out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::Closed });
         }
-        if let (Some(member_id), false) = (self.member_id.clone(), self.disconnected) {
+        let leaves = !self.disconnected && !self.params.static_membership;
+        if self.params.mode == RebalanceMode::Consumer {
+            self.kip848_close(out);
+        } else if let (Some(member_id), true) = (self.member_id.clone(), leaves) {
             out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::Close });
         }
         self.owned.clear();
@@ -1014,6 +1075,7 @@ mod tests {
             offset_reset: OffsetReset::Earliest,
             one_way: t(1),
             processing: ProcessingSampler::Constant(SimTime::ZERO),
+            static_membership: false,
         }
     }
 
@@ -1064,7 +1126,7 @@ mod tests {
 
     fn meta(id: &str, owned: Vec<Tp>) -> JoinMeta {
         let owned_generation = if owned.is_empty() { -1 } else { 1 };
-        JoinMeta { member_id: id.into(), owned, owned_generation }
+        JoinMeta { member_id: id.into(), owned, owned_generation, group_instance_id: None }
     }
 
     #[test]

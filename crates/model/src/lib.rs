@@ -1,10 +1,13 @@
-//! The modeled world of the classic group protocol, eager and cooperative: producers
+//! The modeled world of the classic group protocol (eager, cooperative, static membership)
+//! and the KIP-848 consumer protocol ([`coordinator::consumer_group`]): producers
 //! ([`workload`]), the group coordinator ([`coordinator::classic`]) and the consumers
 //! ([`consumer`]) as sans-IO state machines, driven by one world loop ([`world`]) over the
 //! `sim_core` event queue. The model reports [`Observation`]s; it computes no statistics.
 //!
-//! Entry point: [`simulate`]. Protocols not modeled yet (KIP-848, static membership, TubeMQ,
-//! manual) return [`ModelError::Unsupported`]; they slot in as new coordinator modules.
+//! Entry point: [`simulate`]. Protocols not modeled yet return [`ModelError::Unsupported`];
+//! they slot in as new coordinator modules. TubeMQ server-side balance
+//! ([`coordinator::tubemq_master`]), TubeMQ client-side balance and manual assignment run the
+//! same consumers without a classic group (`world/external.rs`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

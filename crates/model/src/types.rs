@@ -30,6 +30,10 @@ pub enum ProtocolError {
     UnknownMemberId,
     /// ILLEGAL_GENERATION: the member's generation is stale; reset and rejoin.
     IllegalGeneration,
+    /// FENCED_MEMBER_EPOCH (KIP-848): drop the partitions and rejoin with epoch 0.
+    FencedMemberEpoch,
+    /// UNRELEASED_INSTANCE_ID (KIP-848): a live member holds this `group.instance.id`.
+    UnreleasedInstanceId,
 }
 
 /// Why a member sends LeaveGroup (Kafka sends the reason since KIP-800).
@@ -50,6 +54,8 @@ pub struct JoinMeta {
     pub owned: Vec<Tp>,
     /// Generation of that claim (-1 when none).
     pub owned_generation: i32,
+    /// `group.instance.id` of a static member (KIP-345).
+    pub group_instance_id: Option<String>,
 }
 
 /// Requests from a member to the group coordinator.
@@ -63,6 +69,8 @@ pub enum ToCoordinator {
         name: String,
         /// Known member id, if any.
         member_id: Option<MemberId>,
+        /// `group.instance.id` of a static member (KIP-345): its name.
+        group_instance_id: Option<String>,
         /// Owned partitions and their generation.
         owned: Vec<Tp>,
         /// Generation of `owned`.
@@ -99,7 +107,9 @@ pub enum ToCoordinator {
         /// Why.
         reason: LeaveReason,
     },
-    /// OffsetCommit.
+    /// KIP-848 ConsumerGroupHeartbeat.
+    ConsumerHeartbeat(CgHeartbeat),
+    /// OffsetCommit (KIP-848: `generation` is the member epoch).
     Commit {
         /// Sender (commits of members without an id still need an answer).
         conn: Conn,
@@ -123,6 +133,8 @@ pub enum ToMember {
     Sync(Result<SyncOk, ProtocolError>),
     /// Heartbeat response (`None` = OK).
     Heartbeat(Option<ProtocolError>),
+    /// KIP-848 ConsumerGroupHeartbeat response.
+    ConsumerHeartbeat(Result<CgHeartbeatOk, ProtocolError>),
     /// OffsetCommit response.
     Commit {
         /// The request number.
@@ -155,6 +167,50 @@ pub struct SyncOk {
     pub assigned: Vec<Tp>,
     /// Committed offsets of `assigned` (`None`: never committed).
     pub committed: Vec<(Tp, Option<u64>)>,
+}
+
+/// Member epoch of a leave (KIP-848 `LEAVE_GROUP_MEMBER_EPOCH`).
+pub const LEAVE_EPOCH: i32 = -1;
+/// Member epoch of a static member's leave (`LEAVE_GROUP_STATIC_MEMBER_EPOCH`): the
+/// coordinator keeps its assignment until its session expires.
+pub const STATIC_LEAVE_EPOCH: i32 = -2;
+
+/// A KIP-848 ConsumerGroupHeartbeat request (AK `ConsumerGroupHeartbeatRequest`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgHeartbeat {
+    /// Sender.
+    pub conn: Conn,
+    /// Member name (client id).
+    pub name: String,
+    /// Member id (`None` when joining).
+    pub member_id: Option<MemberId>,
+    /// 0 joins, [`LEAVE_EPOCH`] / [`STATIC_LEAVE_EPOCH`] leave, else the member's epoch.
+    pub member_epoch: i32,
+    /// `group.instance.id` of a static member.
+    pub instance_id: Option<String>,
+    /// Owned partitions (sent when they changed: this acknowledges a revocation).
+    pub owned: Option<Vec<Tp>>,
+    /// The member's `max.poll.interval.ms` (the rebalance timeout).
+    pub rebalance_timeout: SimTime,
+    /// Why a leave is sent.
+    pub leave_reason: Option<LeaveReason>,
+}
+
+/// A successful ConsumerGroupHeartbeat response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgHeartbeatOk {
+    /// The member's id.
+    pub member_id: MemberId,
+    /// Its epoch now.
+    pub member_epoch: i32,
+    /// `group.consumer.heartbeat.interval.ms`.
+    pub heartbeat_interval: SimTime,
+    /// The partitions the member may own now, sorted.
+    pub assigned: Vec<Tp>,
+    /// Committed offsets of `assigned` (the model folds OffsetFetch in, as for SyncGroup).
+    pub committed: Vec<(Tp, Option<u64>)>,
+    /// The member reached the target assignment of the group epoch (state STABLE).
+    pub stable: bool,
 }
 
 /// What a machine asks the world to do after handling one input.

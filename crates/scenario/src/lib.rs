@@ -4,7 +4,8 @@
 //! file into it or into a list of errors that name the file, line, key and what is allowed.
 //! Entry points: [`load`] (a file), [`parse_str`] (text), [`from_table`] (a sweep cell's table),
 //! [`Scenario::parse_protocol`] (`--protocol`), [`warnings`]; [`scale_plan`] and
-//! [`member_order`] are the membership rules validation and the model share.
+//! [`member_order`] are the membership rules validation and the model share; [`to_toml`] writes
+//! a scenario back out as a file.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -22,6 +23,7 @@ mod tree;
 mod tubemq;
 mod types;
 mod warnings;
+mod write;
 
 pub use config::{default_broker_config, default_consumer_config};
 pub use error::ScenarioError;
@@ -30,3 +32,4 @@ pub use members::{initial_member_name, member_order, scale_plan, ScalePlan};
 pub use tubemq::default_tubemq;
 pub use types::*;
 pub use warnings::warnings;
+pub use write::to_toml;

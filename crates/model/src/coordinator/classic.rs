@@ -22,6 +22,8 @@ use crate::types::{
 use sim_core::SimTime;
 use std::collections::BTreeMap;
 
+mod static_membership;
+
 /// The classic group states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupState {
@@ -87,6 +89,8 @@ pub enum RemovalReason {
     JoinTimeout,
     /// Did not send SyncGroup within the rebalance timeout.
     SyncTimeout,
+    /// A static member's new process took its place (KIP-345): the old one is gone.
+    Replaced,
 }
 
 impl RemovalReason {
@@ -98,6 +102,7 @@ impl RemovalReason {
             RemovalReason::SessionExpired => "session-expiry",
             RemovalReason::JoinTimeout => "join-timeout",
             RemovalReason::SyncTimeout => "sync-timeout",
+            RemovalReason::Replaced => "replaced",
         }
     }
 }
@@ -144,6 +149,7 @@ pub struct CoordParams {
 #[derive(Clone, Debug)]
 struct CMember {
     conn: Conn,
+    instance_id: Option<String>,
     owned: Vec<Tp>,
     owned_generation: i32,
     rebalance_timeout: SimTime,
@@ -227,6 +233,7 @@ impl ClassicCoordinator {
                 conn,
                 name,
                 member_id,
+                group_instance_id,
                 owned,
                 owned_generation,
                 rebalance_timeout,
@@ -235,6 +242,7 @@ impl ClassicCoordinator {
                 let meta = JoinRequest {
                     conn,
                     name,
+                    instance_id: group_instance_id,
                     owned,
                     owned_generation,
                     rebalance_timeout,
@@ -283,6 +291,11 @@ impl ClassicCoordinator {
                 }
                 out.send((conn, ToMember::Commit { request, ok }));
             }
+            CoordInput::Message(ToCoordinator::ConsumerHeartbeat(hb)) => {
+                // A KIP-848 request to a classic group (AK: GROUP_ID_NOT_FOUND): fenced.
+                let error = ProtocolError::FencedMemberEpoch;
+                out.send((hb.conn, ToMember::ConsumerHeartbeat(Err(error))));
+            }
             CoordInput::Timer(timer) => self.on_timer(now, timer, out),
             CoordInput::TopicsChanged(counts) => {
                 self.partition_counts = counts;
@@ -311,7 +324,13 @@ impl ClassicCoordinator {
                 out.send((req.conn, ToMember::Join(Err(ProtocolError::UnknownMemberId))));
                 return;
             }
-            None => (self.add_member(&req), true),
+            None => match self.static_member(&req) {
+                Some(old) => match self.replace_static(now, &old, &req, out) {
+                    Some(id) => (id, false),
+                    None => return,
+                },
+                None => (self.add_member(&req), true),
+            },
         };
         let member = self.members.get_mut(&id).expect("member present");
         member.owned = req.owned;
@@ -346,6 +365,7 @@ impl ClassicCoordinator {
         self.next_seq += 1;
         let member = CMember {
             conn: req.conn,
+            instance_id: req.instance_id.clone(),
             owned: Vec::new(),
             owned_generation: -1,
             rebalance_timeout: req.rebalance_timeout,
@@ -413,8 +433,13 @@ impl ClassicCoordinator {
 
     /// Ends the join phase (AK `completeClassicGroupJoin` + `initNextGeneration`).
     fn complete_join(&mut self, now: SimTime, out: &mut CoordOutbox) {
-        let laggards: Vec<MemberId> =
-            self.members.iter().filter(|(_, m)| !m.joined).map(|(id, _)| id.clone()).collect();
+        // AK keeps static members that did not rejoin until their session expires.
+        let laggards: Vec<MemberId> = self
+            .members
+            .iter()
+            .filter(|(_, m)| !m.joined && m.instance_id.is_none())
+            .map(|(id, _)| id.clone())
+            .collect();
         for id in laggards {
             self.drop_member(&id, RemovalReason::JoinTimeout, out);
         }
@@ -434,10 +459,14 @@ impl ClassicCoordinator {
                 member_id: id.clone(),
                 owned: m.owned.clone(),
                 owned_generation: m.owned_generation,
+                group_instance_id: m.instance_id.clone(),
             })
             .collect();
         let mut conns = Vec::with_capacity(self.members.len());
         for (id, m) in self.members.iter_mut() {
+            if !m.joined {
+                continue; // A static member kept without rejoining gets no response.
+            }
             let members = if *id == leader { metas.clone() } else { Vec::new() };
             let ok = JoinOk {
                 member_id: id.clone(),
@@ -458,9 +487,11 @@ impl ClassicCoordinator {
     }
 
     fn choose_leader(&mut self) -> MemberId {
-        let keep = self.leader.as_ref().filter(|l| self.members.contains_key(*l)).cloned();
+        let joined = |id: &str| self.members.get(id).is_some_and(|m| m.joined);
+        let keep = self.leader.as_ref().filter(|l| joined(l.as_str())).cloned();
         let leader = keep.unwrap_or_else(|| {
-            let first = self.members.iter().min_by_key(|(_, m)| m.join_seq);
+            let first =
+                self.members.iter().filter(|(_, m)| m.joined).min_by_key(|(_, m)| m.join_seq);
             first.map(|(id, _)| id.clone()).expect("a member")
         });
         self.leader = Some(leader.clone());
@@ -688,6 +719,7 @@ impl ClassicCoordinator {
 struct JoinRequest {
     conn: Conn,
     name: String,
+    instance_id: Option<String>,
     owned: Vec<Tp>,
     owned_generation: i32,
     rebalance_timeout: SimTime,
@@ -711,6 +743,7 @@ mod tests {
             conn: conn(slot),
             name: format!("c{slot}"),
             member_id: member_id.map(str::to_string),
+            group_instance_id: None,
             owned,
             owned_generation: -1,
             rebalance_timeout: SimTime::from_secs(300),

@@ -77,15 +77,15 @@ impl WorldView<'_, '_> {
     }
     /// The coordinator's group state.
     pub fn group_state(&self) -> GroupState {
-        self.world.coord.state()
+        self.world.cg_state().unwrap_or_else(|| self.world.coord.state())
     }
     /// The coordinator's generation.
     pub fn generation(&self) -> i32 {
-        self.world.coord.generation()
+        self.world.cg_epoch().unwrap_or_else(|| self.world.coord.generation())
     }
     /// The members the coordinator has in its group.
     pub fn group_members(&self) -> Vec<Conn> {
-        self.world.coord.member_conns()
+        self.world.cg_conns_opt().unwrap_or_else(|| self.world.coord.member_conns())
     }
     /// Whether a rebalance is open: triggered, and not every member has applied the
     /// assignment of its last round yet.

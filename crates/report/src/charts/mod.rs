@@ -26,6 +26,7 @@ mod font;
 mod lag;
 mod palette;
 mod render;
+pub mod scaling;
 mod timeline;
 
 use crate::csv_out::write_atomic;

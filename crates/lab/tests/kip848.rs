@@ -1,0 +1,271 @@
+//! Hand-derived scenario tests of the KIP-848 consumer protocol (issue 6 part 1), run
+//! through `lab::run_protocol` (model + metrics). Every expected number is derived in the
+//! comment above its assertion.
+//!
+//! Common timing:
+//! - rtt 2 ms: every request and response takes 1 ms one way; processing takes 0 ms;
+//! - broker defaults `group.consumer.heartbeat.interval.ms` = 5 s, session 45 s;
+//! - start: c0, c1 (, c2) send their join heartbeats at 0 (arrive 1 ms, in name order). Each
+//!   join bumps the group epoch; the first member gets every partition at once, the later
+//!   ones wait for them (UNRELEASED_PARTITIONS). Join responses arrive at 2 ms, and every
+//!   member heartbeats 5 s later (5.002 s, arriving 5.003). c0 then revokes what the target
+//!   takes away (response 5.004) and acknowledges at once (arrives 5.005): it heartbeats
+//!   every 5 s from that send (10.004, 15.004, ...). c1 (c2) heartbeated at 5.002, before the
+//!   acknowledgement, so it gets its partitions at its next heartbeat (10.002, response
+//!   10.004) and heartbeats at 15.002, 20.002, ... afterwards.
+
+use metrics::RunReport;
+use scenario::{ProtocolSpec, Scenario};
+use std::path::Path;
+
+const BASE: &str = r#"
+name = "kip848"
+duration = "40s"
+seed = 7
+protocols = ["consumer:uniform"]
+
+[[topic]]
+name = "t"
+partitions = 4
+rate = 100.0
+arrival = "constant"
+
+[consumer]
+processing = "0ms"
+commit = "auto"
+
+[consumer.config]
+"max.poll.interval.ms" = 300000
+"auto.commit.interval.ms" = 5000
+"auto.offset.reset" = "earliest"
+
+[broker.config]
+"group.initial.rebalance.delay.ms" = 0
+
+[network]
+rtt = "2ms"
+
+[group]
+members = 2
+"#;
+
+fn scenario(duration: &str, extra: &str) -> Scenario {
+    let base = BASE.replace("duration = \"40s\"", &format!("duration = \"{duration}\""));
+    let text = format!("{base}\n{extra}");
+    scenario::parse_str(&text, Path::new("kip848.toml")).unwrap_or_else(|e| {
+        panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
+    })
+}
+
+fn spec(text: &str) -> ProtocolSpec {
+    Scenario::parse_protocol(text).unwrap()
+}
+
+fn run(s: &Scenario, protocol: &str) -> RunReport {
+    lab::run_protocol(s, spec(protocol), s.seed).unwrap()
+}
+
+fn close(actual: f64, expected: f64, what: &str) {
+    assert!((actual - expected).abs() < 1e-6, "{what}: {actual} != {expected}");
+}
+
+/// Scale-out 3 -> 4 on 12 partitions at 250 records/s (offset k arrives at (k + 1) * 4 ms):
+/// only the moved partitions pause, each from its revocation to the new owner's next
+/// heartbeat; the others are consumed throughout.
+#[test]
+fn scale_out_moves_three_partitions_without_stopping_the_world() {
+    let extra = "[[event]]\nat = \"20s\"\nkind = \"join\"\nmember = \"c3\"\n";
+    let mut s = scenario("40s", extra);
+    s.topics[0].partitions = 12;
+    s.topics[0].rate_per_s = 250.0;
+    s.group.members = 3;
+    for protocol in ["consumer:uniform", "consumer:range"] {
+        let r = run(&s, protocol);
+        let sum = r.summary.as_ref().unwrap();
+        assert_eq!(r.rebalances.len(), 2, "{protocol}");
+        // Initial: c0 holds all 12 at 2 ms and revokes 8 at 5.004 s; c1 and c2 get 4 each at
+        // their heartbeats of 10.002 (responses 10.004 s, the end of the first rebalance).
+        close(r.rebalances[0].end_s, 10.004, protocol);
+        // c3's join arrives at 20.001 s: epoch 4; the sticky target 4/4/4 -> 3/3/3/3 takes one
+        // partition from each of c0, c1, c2.
+        let reb = &r.rebalances[1];
+        assert_eq!(reb.trigger, "join", "{protocol}");
+        assert_eq!((reb.rounds, reb.members, reb.partitions_moved), (1, 4, 3), "{protocol}");
+        close(reb.start_s, 20.001, protocol);
+        // c1 and c2 heartbeat at 20.002 (arrive 20.003): each revokes one partition at the
+        // response (20.004) and acknowledges at once (arrives 20.005). c0 heartbeats at
+        // 20.004 (arrives 20.005): it revokes at 20.006, acknowledges (arrives 20.007). c3
+        // joined at 20.000 (response 20.002), so its next heartbeat is 25.002 (arrives
+        // 25.003): it gets the 3 freed partitions at 25.004, the end of the rebalance.
+        close(reb.end_s, 25.004, protocol);
+        // Down: c1's and c2's partitions from their record of 20.004 s (offset 5000, not yet
+        // fetched at the revocation) to 25.004 = 5.000 s each; c0 fetched that record at
+        // 20.005, so its partition waits from offset 5001 (20.008) to 25.004 = 4.996 s.
+        // = revoke + acknowledgement + the new owner's heartbeat (up to one interval).
+        // Plus the start: the 8 partitions c0 revokes at 5.004 s wait from their record of
+        // 5.004 (offset 1250, not yet fetched) to 10.004: 8 x 5.000 s.
+        close(sum.downtime_partition_s, 8.0 * 5.0 + 5.0 + 5.0 + 4.996, protocol);
+        close(sum.downtime_episode_ms_max, 5000.0, protocol);
+        // The 9 partitions that stay are never paused: no stop-the-world after the start.
+        let late_stw: Vec<f64> =
+            r.ownership.iter().filter(|o| o.state == "stop-the-world").map(|o| o.start_s).collect();
+        assert!(late_stw.is_empty(), "{protocol}: {late_stw:?}");
+    }
+}
+
+/// c1 crashes at 30.505 s and never returns (4 partitions at 100 records/s, offset k at
+/// (k + 1) * 10 ms): downtime = session timeout (45 s) - time since the last heartbeat +
+/// the new owner's next heartbeat.
+#[test]
+fn crash_without_restart_waits_for_the_session_timeout() {
+    let s = scenario("90s", "[[event]]\nat = \"30.505s\"\nkind = \"crash\"\nmember = \"c1\"\n");
+    let r = run(&s, "consumer:uniform");
+    let sum = r.summary.as_ref().unwrap();
+    // c1's last heartbeat: sent 30.002, arrived 30.003 s: its session expires at 75.003 s
+    // (epoch bump, rebalance start). c0's next heartbeat is 75.004 (arrives 75.005): it gets
+    // c1's 2 partitions at 75.006 s, the end.
+    let reb = &r.rebalances[1];
+    assert_eq!(reb.trigger, "session-expiry");
+    close(reb.start_s, 75.003, "start");
+    close(reb.end_s, 75.006, "end");
+    assert_eq!((reb.members, reb.partitions_moved), (1, 2));
+    // c1 consumed the record of 30.500 at 30.501; the next arrives at 30.510: down until
+    // 75.006 = 44.496 s = 45 - (30.505 - 30.003) + (75.006 - 75.003) - (30.510 - 30.505).
+    // Plus the start: c0 revokes c1's 2 partitions at 5.004 s; they wait from their record
+    // of 5.010 to c1's response of 10.004: 2 x 4.994 s.
+    close(sum.downtime_partition_s, 2.0 * 44.496 + 2.0 * 4.994, "downtime");
+    // c1 auto-committed at its polls of 10.004 (its first), 15.011, ..., 30.011 s (position
+    // 3000: offsets up to 2999 arrived by 30.000); it consumed up to 3049 (30.500): c0 reads
+    // 3000..=3049 again on both partitions.
+    assert_eq!(sum.records_reprocessed, 100);
+    close(sum.stop_the_world_s, 0.0, "stop the world");
+}
+
+/// `+static` with the consumer protocol: c1 closes at 30.505 s (static leave, epoch -2: the
+/// coordinator keeps its assignment) and restarts 10 s later, inside the 45 s session.
+#[test]
+fn static_leave_keeps_the_assignment_for_the_session_timeout() {
+    let extra = "[[event]]\nat = \"30.505s\"\nkind = \"leave\"\nmember = \"c1\"\n";
+    let mut s = scenario("60s", extra);
+    // The restart: a join of the same name (set here; files say `rolling-restart`).
+    let restart = scenario::Event {
+        at: sim_core::SimTime::from_millis(40_505),
+        kind: scenario::EventKind::Join { member: "c1".into() },
+    };
+    s.events.push(restart);
+    let r = run(&s, "consumer:uniform+static");
+    let sum = r.summary.as_ref().unwrap();
+    // No epoch bump after the start: the leave keeps the assignment, the rejoin (arrives
+    // 40.506) takes it back (response 40.507).
+    assert_eq!(sum.rebalances, 1);
+    // c1 closes at 30.505 (commits 3050, revokes); its partitions wait from the record of
+    // 30.510 to 40.507 s: 9.997 s each; no record is processed twice.
+    // Plus the start, as in the crash test: 2 x 4.994 s.
+    close(sum.downtime_partition_s, 2.0 * 9.997 + 2.0 * 4.994, "downtime");
+    assert_eq!(sum.records_reprocessed, 0);
+    // Dynamic: the leave bumps the epoch (c0 takes both at its heartbeat of 35.004, response
+    // 35.006 s) and the rejoin bumps it again.
+    let dynamic = run(&s, "consumer:uniform");
+    let triggers: Vec<&str> = dynamic.rebalances.iter().map(|x| x.trigger.as_str()).collect();
+    assert_eq!(triggers, ["join", "leave", "join"]);
+    close(dynamic.rebalances[1].end_s, 35.006, "dynamic leave end");
+}
+
+/// Same seed, same bytes.
+#[test]
+fn same_seed_gives_identical_reports() {
+    let extra = "[[event]]\nat = \"12s\"\nkind = \"crash\"\nmember = \"c1\"\n\
+                 restart_after = \"3s\"\n[[event]]\nat = \"20s\"\nkind = \"join\"\n\
+                 member = \"c2\"\n";
+    let mut s = scenario("60s", extra);
+    s.topics[0].arrival = scenario::Arrival::Poisson;
+    let a = run(&s, "consumer:range");
+    let b = run(&s, "consumer:range");
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}
+
+/// c1 stalls 20 s from 20.502 s with `max.poll.interval.ms` = 5 s. Java leaves at once (epoch
+/// -1) when its poll timer expires; librdkafka 2.16 stops heartbeating and leaves only at its
+/// next poll (docs/kafka-facts.md section 10).
+#[test]
+fn max_poll_expiry_java_leaves_at_once_librdkafka_at_next_poll() {
+    let extra =
+        "[[event]]\nat = \"20.502s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"20s\"\n";
+    let mut s = scenario("60s", extra);
+    s.consumer.config.max_poll_interval = sim_core::SimTime::from_secs(5);
+    let java = run(&s, "consumer:uniform");
+    // Java: the poll timer of the stall (no batch: the stall is one) expires at 25.502 s; the
+    // leave arrives at 25.503 (epoch bump). c0 heartbeats at 30.004 (arrives 30.005) and gets
+    // c1's 2 partitions at 30.006. They are down from c1's leave (25.502; records waiting
+    // since 20.510) to 30.006: 4.504 s each.
+    let reb = &java.rebalances[1];
+    assert_eq!(reb.trigger, "max-poll-leave");
+    close(reb.start_s, 25.503, "java leave");
+    close(reb.end_s, 30.006, "java end");
+    let down: Vec<(u32, f64, f64)> = java
+        .ownership
+        .iter()
+        .filter(|o| o.state == "unassigned" && o.start_s > 20.0)
+        .map(|o| (o.partition, o.start_s, o.end_s))
+        .collect();
+    assert_eq!(down.len(), 2, "{down:?}");
+    for (_, start, end) in &down {
+        close(*start, 25.502, "java down from");
+        close(*end, 30.006, "java down to");
+    }
+    // c1's stall ends at 40.502: it rejoins (arrives 40.503) - the third rebalance.
+    close(java.rebalances[2].start_s, 40.503, "java rejoin");
+
+    // librdkafka: no leave at 26.0 (the 500 ms grid), heartbeats stop; its last one (25.002,
+    // arrived 25.003) keeps the session until 70.003, after the stall. At its poll of 40.502
+    // it sends its leave and its join (both arrive 40.503: one rebalance). The leave frees
+    // its 2 partitions and the join's target gives them straight back (response 40.504);
+    // c0's epoch catches up at its heartbeat of 45.004 (response 45.006 s, the end).
+    s.consumer.client = scenario::Client::Librdkafka;
+    let rd = run(&s, "consumer:uniform");
+    let triggers: Vec<&str> = rd.rebalances.iter().map(|x| x.trigger.as_str()).collect();
+    assert_eq!(triggers, ["join", "max-poll-leave"]);
+    close(rd.rebalances[1].start_s, 40.503, "librdkafka leave");
+    close(rd.rebalances[1].end_s, 45.006, "librdkafka end");
+}
+
+/// A revocation that is not acknowledged within the rebalance timeout fences the member:
+/// c0 is frozen (pause) from 20.005 s for 15 s, just as its revocation is on the way, with
+/// `max.poll.interval.ms` = 10 s; 6 partitions, c2 joins at 20 s.
+#[test]
+fn unacknowledged_revocation_is_fenced() {
+    let extra = "[[event]]\nat = \"20s\"\nkind = \"join\"\nmember = \"c2\"\n\
+                 [[event]]\nat = \"20.005s\"\nkind = \"pause\"\nmember = \"c0\"\n\
+                 duration = \"15s\"\n";
+    let mut s = scenario("60s", extra);
+    s.topics[0].partitions = 6;
+    s.consumer.config.max_poll_interval = sim_core::SimTime::from_secs(10);
+    let r = run(&s, "consumer:uniform");
+    // c2's join arrives at 20.001 (3/3 -> 2/2/2). c0's heartbeat of 20.004 arrives at 20.005:
+    // it must revoke one partition; the coordinator starts its rebalance timeout (10 s) then,
+    // but the response (20.006) is held by the pause. At 30.005 s c0 is fenced.
+    let triggers: Vec<&str> = r.rebalances.iter().map(|x| x.trigger.as_str()).collect();
+    assert_eq!(triggers[..1], ["join"]);
+    let fenced = r.rebalances.iter().find(|x| x.trigger == "rebalance-timeout");
+    assert!(fenced.is_none(), "merged into the open rebalance of c2's join: {triggers:?}");
+    let mut seen: Vec<model::Observation> = Vec::new();
+    model::simulate(&s, spec("consumer:uniform"), s.seed, &mut seen).unwrap();
+    let starts: Vec<String> = seen
+        .iter()
+        .filter_map(|o| match o {
+            model::Observation::RebalanceStarted { at, trigger } => Some(format!("{trigger}@{at}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts[1], "join@20.001s");
+    // c0's 3 partitions (the world still sees it owning all 3: it never applied the
+    // revocation) are released at the fence: 30.005 s.
+    let released: Vec<f64> = r
+        .ownership
+        .iter()
+        .filter(|o| o.state == "unassigned" && o.start_s > 25.0 && o.start_s < 35.0)
+        .map(|o| o.start_s)
+        .collect();
+    assert_eq!(released.len(), 3, "{released:?}");
+    assert!(released.iter().all(|t| (*t - 30.005).abs() < 1e-9), "{released:?}");
+}

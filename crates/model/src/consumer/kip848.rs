@@ -1,0 +1,226 @@
+//! The member side of the KIP-848 consumer protocol (`group.protocol = consumer`; AK
+//! `ConsumerMembershipManager` / `HeartbeatRequestManager`, docs/kafka-facts.md sections 5
+//! and 10). The poll loop, batches and commits are the consumer's own; only membership
+//! differs from the classic protocol.
+//!
+//! Lifecycle: the first poll sends a ConsumerGroupHeartbeat with epoch 0 (join); every
+//! response carries the member's epoch and the partitions it may own now. The member
+//! reconciles in the background (no rebalance listener is modeled, so no poll is needed):
+//! partitions no longer assigned are revoked at once (auto-commit first, with the old
+//! epoch) and acknowledged by an immediate heartbeat reporting the owned partitions (AK
+//! state ACKNOWLEDGING); new partitions start at their committed offsets. Heartbeats follow
+//! every `group.consumer.heartbeat.interval.ms` (sent by the broker in the response) from
+//! the last one sent. FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID drop the partitions
+//! (onPartitionsLost) and rejoin with epoch 0.
+//!
+//! `max.poll.interval.ms`: Java leaves at once (epoch -1, or -2 when static) and rejoins at
+//! its next poll; librdkafka 2.16 stops heartbeating and sends its leave only when the
+//! application polls again (docs/kafka-facts.md section 10). Close sends the leave (epoch -1,
+//! static -2: the coordinator keeps the assignment for the session timeout).
+
+use super::{Consumer, ConsumerNote, ConsumerOutbox, ConsumerTimer, Phase};
+use crate::consumer::ConsumerEnv;
+use crate::types::{
+    CgHeartbeat, CgHeartbeatOk, LeaveReason, ProtocolError, ToCoordinator, Tp, LEAVE_EPOCH,
+    STATIC_LEAVE_EPOCH,
+};
+use scenario::Client;
+use sim_core::SimTime;
+use std::collections::BTreeSet;
+
+/// A member's KIP-848 client state.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Kip848State {
+    /// A join (epoch 0) is in flight.
+    joining: bool,
+    /// `group.consumer.heartbeat.interval.ms`, once the broker sent it.
+    interval: Option<SimTime>,
+    /// librdkafka: the poll timer expired; heartbeats stop until the next poll.
+    poll_expired: bool,
+    /// No join is sent before this time (a lost join is resent after the request timeout;
+    /// UNRELEASED_INSTANCE_ID is retried after a backoff).
+    retry_at: SimTime,
+}
+
+/// `request.timeout.ms` (Java default): a join whose response was lost is sent again.
+const REQUEST_TIMEOUT: SimTime = SimTime::from_secs(30);
+
+/// Backoff before a static member retries a join refused with UNRELEASED_INSTANCE_ID (AK
+/// treats the error as fatal; the model keeps trying so that the run can go on).
+const UNRELEASED_BACKOFF: SimTime = SimTime::from_secs(1);
+
+impl Consumer {
+    /// At poll: (re)join when not a member (start, after a leave or a fence).
+    pub(super) fn kip848_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if self.kip848.poll_expired {
+            self.kip848.poll_expired = false;
+            self.send_leave(LeaveReason::MaxPollExpired, out);
+            self.drop_membership(out);
+        }
+        let due = !self.kip848.joining || now >= self.kip848.retry_at;
+        if self.member_id.is_none() && due && now >= self.kip848.retry_at && !self.disconnected {
+            self.send_cg_join(now, out);
+        }
+    }
+
+    /// The heartbeat timer fired.
+    pub(super) fn kip848_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if self.member_id.is_none() || self.kip848.poll_expired {
+            return;
+        }
+        self.send_cg(now, self.generation, None, None, out);
+    }
+
+    /// `max.poll.interval.ms` expired.
+    pub(super) fn kip848_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
+        if self.member_id.is_none() {
+            return;
+        }
+        out.note(ConsumerNote::MaxPollExpired);
+        if self.params.client == Client::Librdkafka {
+            self.kip848.poll_expired = true;
+            out.cancel(ConsumerTimer::Heartbeat);
+            return;
+        }
+        self.send_leave(LeaveReason::MaxPollExpired, out);
+        self.drop_membership(out);
+    }
+
+    /// Graceful close: the leave heartbeat (the caller committed and revoked).
+    pub(super) fn kip848_close(&mut self, out: &mut ConsumerOutbox) {
+        if self.member_id.is_some() {
+            self.send_leave(LeaveReason::Close, out);
+        }
+    }
+
+    /// A ConsumerGroupHeartbeat response.
+    pub(super) fn kip848_response(
+        &mut self,
+        now: SimTime,
+        response: Result<CgHeartbeatOk, ProtocolError>,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) {
+        match response {
+            Ok(ok) => {
+                if self.member_id.is_none() && !self.kip848.joining {
+                    return; // A response to a member that left meanwhile.
+                }
+                self.reconcile(now, ok, env, out);
+            }
+            Err(ProtocolError::UnreleasedInstanceId) => {
+                self.kip848.joining = false; // Retried at a poll after the backoff.
+                self.kip848.retry_at = now + UNRELEASED_BACKOFF;
+            }
+            Err(_) => {
+                if self.member_id.is_some() {
+                    self.send_cg_join(now, out);
+                }
+            }
+        }
+    }
+
+    /// Applies the assignment of a response; acknowledges a revocation at once.
+    fn reconcile(
+        &mut self,
+        now: SimTime,
+        ok: CgHeartbeatOk,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) {
+        let joined = std::mem::take(&mut self.kip848.joining);
+        self.member_id = Some(ok.member_id);
+        self.phase = Phase::Stable;
+        if joined {
+            self.kip848.interval = Some(ok.heartbeat_interval);
+            out.arm(ConsumerTimer::Heartbeat, now + ok.heartbeat_interval);
+        }
+        let assigned: BTreeSet<Tp> = ok.assigned.iter().copied().collect();
+        // Revocations commit with the current epoch, before it changes.
+        let revoked = self.revoke_missing(&assigned, out);
+        let mut added = false;
+        for (tp, committed) in ok.committed {
+            if !self.owned.contains_key(&tp) {
+                let position = self.start_position(now, tp, committed, env, out);
+                self.owned.insert(tp, position);
+                added = true;
+            }
+        }
+        let epoch_changed = ok.member_epoch != self.generation;
+        self.generation = ok.member_epoch;
+        self.owned_generation = ok.member_epoch;
+        if revoked || added || epoch_changed {
+            let (owned, generation) = (self.owned(), ok.member_epoch);
+            out.note(ConsumerNote::Assigned { owned, generation, rejoining: !ok.stable });
+        }
+        if revoked {
+            self.send_cg(now, self.generation, Some(self.owned()), None, out);
+        }
+    }
+
+    /// Drops any membership and sends a join (epoch 0).
+    fn send_cg_join(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        self.drop_membership(out);
+        self.kip848.joining = true;
+        self.kip848.retry_at = now + REQUEST_TIMEOUT;
+        self.send_cg(now, 0, Some(Vec::new()), None, out);
+    }
+
+    /// Forgets the membership: partitions lost (no commit), epoch reset.
+    fn drop_membership(&mut self, out: &mut ConsumerOutbox) {
+        if !self.owned.is_empty() {
+            let tps = self.owned();
+            self.owned.clear();
+            out.note(ConsumerNote::Lost { tps });
+        }
+        self.member_id = None;
+        self.generation = -1;
+        self.owned_generation = -1;
+        self.phase = Phase::Unjoined;
+        self.kip848.joining = false;
+        out.cancel(ConsumerTimer::Heartbeat);
+    }
+
+    fn send_leave(&mut self, reason: LeaveReason, out: &mut ConsumerOutbox) {
+        let epoch = if self.params.static_membership { STATIC_LEAVE_EPOCH } else { LEAVE_EPOCH };
+        self.push_request(epoch, None, Some(reason), out);
+        out.cancel(ConsumerTimer::Heartbeat);
+    }
+
+    /// Sends a heartbeat (unless cut off) and re-arms the timer one interval later.
+    fn send_cg(
+        &mut self,
+        now: SimTime,
+        member_epoch: i32,
+        owned: Option<Vec<Tp>>,
+        leave_reason: Option<LeaveReason>,
+        out: &mut ConsumerOutbox,
+    ) {
+        self.push_request(member_epoch, owned, leave_reason, out);
+        if let (Some(interval), true) = (self.kip848.interval, member_epoch > 0) {
+            out.arm(ConsumerTimer::Heartbeat, now + interval);
+        }
+    }
+
+    /// Sends a ConsumerGroupHeartbeat unless cut off.
+    fn push_request(
+        &mut self,
+        member_epoch: i32,
+        owned: Option<Vec<Tp>>,
+        leave_reason: Option<LeaveReason>,
+        out: &mut ConsumerOutbox,
+    ) {
+        if !self.disconnected {
+            out.send(ToCoordinator::ConsumerHeartbeat(CgHeartbeat {
+                conn: self.conn,
+                name: self.name.clone(),
+                member_id: self.member_id.clone(),
+                member_epoch,
+                instance_id: self.params.static_membership.then(|| self.name.clone()),
+                owned,
+                rebalance_timeout: self.params.max_poll_interval,
+                leave_reason,
+            }));
+        }
+    }
+}

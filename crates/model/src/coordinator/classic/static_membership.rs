@@ -1,0 +1,190 @@
+//! Static membership (KIP-345) in the classic coordinator: a JoinGroup without a member id
+//! but with the `group.instance.id` of a known member replaces that member (AK
+//! `GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin`,
+//! docs/kafka-facts.md section 4):
+//!
+//! - Stable: the member gets a new id and the current generation back with no rebalance; the
+//!   leader's response carries no members (JoinGroup v9 `skipAssignment`), and its SyncGroup
+//!   returns the assignment it had;
+//! - CompletingRebalance: the id is replaced and a rebalance is forced (trigger `rejoin`);
+//! - PreparingRebalance: the id is replaced and the member joins the ongoing phase.
+//!
+//! Static members send no LeaveGroup; one that does not rejoin a join phase is kept (no join
+//! response) until its session expires.
+
+use super::{
+    ClassicCoordinator, CoordNote, CoordOutbox, CoordTimer, GroupState, JoinRequest, RemovalReason,
+};
+use crate::types::{JoinOk, MemberId, ToMember};
+use sim_core::SimTime;
+
+impl ClassicCoordinator {
+    /// The id of the member with the request's `group.instance.id`, if one is known.
+    pub(super) fn static_member(&self, req: &JoinRequest) -> Option<MemberId> {
+        let instance = req.instance_id.as_deref()?;
+        let found = self.members.iter().find(|(_, m)| m.instance_id.as_deref() == Some(instance));
+        found.map(|(id, _)| id.clone())
+    }
+
+    /// Replaces static member `old` by the joining process. Returns the new id when the join
+    /// goes on as a known member's (a rebalance runs or is forced), `None` when it was
+    /// answered at once with the current generation (group Stable: no rebalance).
+    pub(super) fn replace_static(
+        &mut self,
+        now: SimTime,
+        old: &str,
+        req: &JoinRequest,
+        out: &mut CoordOutbox,
+    ) -> Option<MemberId> {
+        let id = self.rekey(old, &req.name);
+        out.cancel(CoordTimer::Session(old.to_string()));
+        let member = self.members.get_mut(&id).expect("renamed member present");
+        // The old process is gone: the world stops waiting for it.
+        out.note(CoordNote::Removed { conn: member.conn, reason: RemovalReason::Replaced });
+        member.conn = req.conn;
+        member.session_timeout = req.session_timeout;
+        member.rebalance_timeout = req.rebalance_timeout;
+        if self.state != GroupState::Stable {
+            return Some(id);
+        }
+        member.awaiting_join = false;
+        member.awaiting_sync = true;
+        member.sync_sent = false;
+        let conn = member.conn;
+        let session_timeout = member.session_timeout;
+        let leader = self.leader.clone().unwrap_or_else(|| id.clone());
+        let ok =
+            JoinOk { member_id: id.clone(), generation: self.generation, leader, members: vec![] };
+        out.send((conn, ToMember::Join(Ok(ok))));
+        out.arm(CoordTimer::Session(id), now + session_timeout);
+        None
+    }
+
+    /// Moves member `old` (and its assignment and leadership) to a fresh id.
+    fn rekey(&mut self, old: &str, name: &str) -> MemberId {
+        let id = format!("{name}-{}", self.next_seq);
+        self.next_seq += 1;
+        let member = self.members.remove(old).expect("static member present");
+        self.members.insert(id.clone(), member);
+        if let Some(parts) = self.assignment.remove(old) {
+            self.assignment.insert(id.clone(), parts);
+        }
+        if self.leader.as_deref() == Some(old) {
+            self.leader = Some(id.clone());
+        }
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CoordInput, CoordParams};
+    use super::*;
+    use crate::types::{Conn, ToCoordinator, Tp};
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    fn join(slot: u32, incarnation: u32, member_id: Option<&str>) -> CoordInput {
+        CoordInput::Message(ToCoordinator::Join {
+            conn: Conn { slot, incarnation },
+            name: format!("c{slot}"),
+            member_id: member_id.map(str::to_string),
+            group_instance_id: Some(format!("c{slot}")),
+            owned: vec![],
+            owned_generation: -1,
+            rebalance_timeout: SimTime::from_secs(300),
+            session_timeout: SimTime::from_secs(10),
+        })
+    }
+
+    fn sync(
+        slot: u32,
+        incarnation: u32,
+        id: &str,
+        assignment: Option<Vec<(MemberId, Vec<Tp>)>>,
+    ) -> CoordInput {
+        CoordInput::Message(ToCoordinator::Sync {
+            conn: Conn { slot, incarnation },
+            member_id: id.into(),
+            generation: 1,
+            assignment,
+        })
+    }
+
+    fn step(c: &mut ClassicCoordinator, now: SimTime, input: CoordInput) -> CoordOutbox {
+        let mut out = CoordOutbox::default();
+        c.handle(now, input, &mut out);
+        c.check_invariants();
+        out
+    }
+
+    /// Two static members in Stable generation 1 (c0-0 leads: t-0 to c0, t-1 to c1).
+    fn stable_static_pair() -> ClassicCoordinator {
+        let params = CoordParams { initial_rebalance_delay: SimTime::ZERO };
+        let mut c = ClassicCoordinator::new(params, vec![2]);
+        step(&mut c, t(1), join(0, 1, None));
+        step(&mut c, t(1), join(1, 1, None));
+        step(&mut c, t(1), CoordInput::Timer(CoordTimer::Join { epoch: 1 }));
+        // (c1 joined during the zero initial delay: one more, empty, extension.)
+        step(&mut c, t(1), CoordInput::Timer(CoordTimer::Join { epoch: 1 }));
+        let a = vec![
+            ("c0-0".into(), vec![Tp { topic: 0, partition: 0 }]),
+            ("c1-1".into(), vec![Tp { topic: 0, partition: 1 }]),
+        ];
+        step(&mut c, t(3), sync(0, 1, "c0-0", Some(a)));
+        step(&mut c, t(3), sync(1, 1, "c1-1", None));
+        assert_eq!(c.state(), GroupState::Stable);
+        c
+    }
+
+    #[test]
+    fn restarted_static_leader_gets_its_assignment_back_without_rebalance() {
+        let mut c = stable_static_pair();
+        // The restarted c0 (incarnation 2) joins without a member id: it becomes c0-2, still
+        // the leader, with the current generation, no members (skip assignment), no Prepare.
+        let out = step(&mut c, t(5000), join(0, 2, None));
+        let replaced = CoordNote::Removed {
+            conn: Conn { slot: 0, incarnation: 1 },
+            reason: RemovalReason::Replaced,
+        };
+        assert_eq!(out.notes, vec![replaced], "no rebalance");
+        let expected = JoinOk {
+            member_id: "c0-2".into(),
+            generation: 1,
+            leader: "c0-2".into(),
+            members: vec![],
+        };
+        assert!(out
+            .sends
+            .contains(&(Conn { slot: 0, incarnation: 2 }, ToMember::Join(Ok(expected)))));
+        assert_eq!(c.state(), GroupState::Stable);
+        // Its SyncGroup returns t-0, the partition the old c0-0 had.
+        let out = step(&mut c, t(5002), sync(0, 2, "c0-2", None));
+        let assigned = out.sends.iter().find_map(|(_, m)| match m {
+            ToMember::Sync(Ok(ok)) => Some(ok.assigned.clone()),
+            _ => None,
+        });
+        assert_eq!(assigned, Some(vec![Tp { topic: 0, partition: 0 }]));
+        assert_eq!(c.generation(), 1);
+    }
+
+    #[test]
+    fn static_member_that_does_not_rejoin_is_kept_until_its_session_expires() {
+        let mut c = stable_static_pair();
+        // c0 rejoins with its id (a rejoin): the group prepares; c1 (crashed) never rejoins.
+        let out = step(&mut c, t(4000), join(0, 1, Some("c0-0")));
+        assert_eq!(out.notes, vec![CoordNote::Prepare { trigger: "rejoin" }]);
+        // The rebalance timeout (300 s) ends the phase: c1-1 is kept, without a response.
+        let out = step(&mut c, t(304_000), CoordInput::Timer(CoordTimer::Join { epoch: 2 }));
+        assert_eq!(c.member_count(), 2);
+        let answered: Vec<Conn> = out.sends.iter().map(|(to, _)| *to).collect();
+        assert_eq!(answered, vec![Conn { slot: 0, incarnation: 1 }]);
+        // Its session timer (the world fires it; here by hand) removes it and starts the next
+        // rebalance.
+        let out = step(&mut c, t(304_001), CoordInput::Timer(CoordTimer::Session("c1-1".into())));
+        assert_eq!(c.member_count(), 1);
+        assert!(out.notes.contains(&CoordNote::Prepare { trigger: "session-expiry" }));
+    }
+}

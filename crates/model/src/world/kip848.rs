@@ -1,0 +1,168 @@
+//! The world's side of the KIP-848 consumer protocol: it runs the
+//! [`ConsumerGroupCoordinator`] in place of the classic one, delivers its responses and
+//! timers, and turns its notes into observations.
+//!
+//! A rebalance (rebalances.csv row, `rounds` = 1) opens at a group-epoch bump and closes
+//! when every live member has applied the assignment of the group epoch in STABLE state;
+//! bumps while one is open extend it (as classic rebalances absorb new triggers), so the
+//! three joins of a group's start make one rebalance.
+
+use super::{Ev, OpenRebalance, World};
+use crate::consumer::{ConsumerParams, RebalanceMode};
+use crate::coordinator::classic::GroupState;
+use crate::coordinator::consumer_group::{
+    CgInput, CgNote, CgOutbox, CgParams, CgTimer, ConsumerGroupCoordinator,
+};
+use crate::observe::{Observation, PartState};
+use crate::types::Tp;
+use scenario::Scenario;
+use sim_core::{SimTime, TimerId};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The KIP-848 coordinator and its timer handles.
+pub(super) struct CgSide {
+    coord: ConsumerGroupCoordinator,
+    timers: BTreeMap<CgTimer, TimerId>,
+}
+
+impl CgSide {
+    /// The consumer-group side when the members run the KIP-848 protocol.
+    pub(super) fn for_params(
+        scenario: &Scenario,
+        params: &ConsumerParams,
+        partition_counts: Vec<u32>,
+    ) -> Option<CgSide> {
+        if params.mode != RebalanceMode::Consumer {
+            return None;
+        }
+        let cg_params = CgParams {
+            session_timeout: scenario.broker.group_consumer_session_timeout,
+            heartbeat_interval: scenario.broker.group_consumer_heartbeat_interval,
+            assignor: params.assignor,
+        };
+        let coord = ConsumerGroupCoordinator::new(cg_params, partition_counts);
+        Some(CgSide { coord, timers: BTreeMap::new() })
+    }
+}
+
+impl World<'_> {
+    /// Feeds the KIP-848 coordinator and applies its outbox.
+    pub(super) fn cg_input(&mut self, now: SimTime, input: CgInput) {
+        let Some(mut side) = self.cg.take() else { return };
+        let mut out = CgOutbox::default();
+        side.coord.handle(now, input, &mut self.assignor_rng, &mut out);
+        if cfg!(any(debug_assertions, test)) {
+            side.coord.check_invariants();
+        }
+        for (conn, msg) in out.sends {
+            self.queue.schedule(now + self.one_way, Ev::ToMember(conn, msg));
+        }
+        for (timer, at) in out.timers {
+            let slot = timer.slot();
+            let id = match side.timers.get(&slot) {
+                Some(id) => *id,
+                None => {
+                    let id = self.queue.new_timer();
+                    side.timers.insert(slot, id);
+                    id
+                }
+            };
+            match at {
+                Some(at) => self.queue.arm(id, at, Ev::CgTimer(timer)),
+                None => self.queue.cancel(id),
+            }
+        }
+        self.cg = Some(side);
+        for note in out.notes {
+            self.on_cg_note(now, note);
+        }
+        self.cg_try_close(now);
+    }
+
+    fn on_cg_note(&mut self, now: SimTime, note: CgNote) {
+        match note {
+            CgNote::EpochBumped { epoch, trigger } => {
+                let members: BTreeSet<_> = self.cg_conns().into_iter().collect();
+                match self.rebalance.as_mut() {
+                    Some(r) => {
+                        r.generation = epoch;
+                        r.pending = members;
+                    }
+                    None => {
+                        self.rebalance = Some(OpenRebalance {
+                            rounds: 1,
+                            generation: epoch,
+                            pending: members,
+                            more_rounds: false,
+                        });
+                        let trigger = trigger.to_string();
+                        self.observer.observe(Observation::RebalanceStarted { at: now, trigger });
+                    }
+                }
+            }
+            CgNote::Removed { conn } => {
+                for tp in self.owned_by(conn) {
+                    self.set_owner(tp, None, PartState::Unassigned);
+                }
+            }
+        }
+    }
+
+    fn cg_conns(&self) -> Vec<crate::types::Conn> {
+        self.cg.as_ref().map(|s| s.coord.member_conns()).unwrap_or_default()
+    }
+
+    /// Closes the open rebalance once the coordinator has every member STABLE at the group
+    /// epoch and every live member applied that epoch and its assignment.
+    pub(super) fn cg_try_close(&mut self, now: SimTime) {
+        let Some(side) = self.cg.as_ref() else { return };
+        if self.rebalance.is_none() || !side.coord.reconciled() {
+            return;
+        }
+        let epoch = side.coord.group_epoch();
+        for (conn, assigned) in side.coord.member_assignments() {
+            let Some(slot) = self.live_slot(conn) else { continue };
+            let consumer = self.slots[slot].consumer.as_ref().expect("live consumer");
+            if consumer.owned_generation() != epoch || consumer.owned() != assigned {
+                return;
+            }
+        }
+        let members = side.coord.member_count() as u32;
+        self.flush_access(now);
+        self.rebalance = None;
+        self.observer.observe(Observation::RebalanceEnded { at: now, rounds: 1, members });
+    }
+
+    /// The KIP-848 group in classic terms, for probes: Empty without members, Stable when
+    /// every member is STABLE at the group epoch, else PreparingRebalance.
+    pub(super) fn cg_state(&self) -> Option<GroupState> {
+        let side = self.cg.as_ref()?;
+        Some(if side.coord.member_count() == 0 {
+            GroupState::Empty
+        } else if side.coord.reconciled() {
+            GroupState::Stable
+        } else {
+            GroupState::PreparingRebalance
+        })
+    }
+
+    /// The group epoch (KIP-848), for probes.
+    pub(super) fn cg_epoch(&self) -> Option<i32> {
+        self.cg.as_ref().map(|s| s.coord.group_epoch())
+    }
+
+    /// The group's members (KIP-848), for probes.
+    pub(super) fn cg_conns_opt(&self) -> Option<Vec<crate::types::Conn>> {
+        self.cg.as_ref().map(|s| s.coord.member_conns())
+    }
+
+    /// Members of the consumer group, when it runs the KIP-848 protocol.
+    pub(super) fn cg_member_count(&self) -> Option<u32> {
+        self.cg.as_ref().map(|s| s.coord.member_count() as u32)
+    }
+
+    /// The consumer group's committed offset of `tp`, when it runs the KIP-848 protocol.
+    pub(super) fn cg_committed(&self, tp: Tp) -> Option<Option<u64>> {
+        self.cg.as_ref().map(|s| s.coord.committed(tp))
+    }
+}
