@@ -16,10 +16,12 @@
 //!   are sent at 5.001, 10.001, 15.001, 20.001, ... and carry the positions returned by the
 //!   previous poll: at 20.001 s, offsets that arrived by 19.990 s, i.e. position 1999.
 
+mod support;
+
 use metrics::RunReport;
 use model::Observation;
-use scenario::{ProtocolSpec, Scenario};
-use std::path::Path;
+use scenario::Scenario;
+use support::{close, run, spec};
 
 const BASE: &str = r#"
 name = "hand"
@@ -61,21 +63,7 @@ fn scenario(extra: &str) -> Scenario {
 fn scenario_lasting(duration: &str, extra: &str) -> Scenario {
     let base = BASE.replace("duration = \"40s\"", &format!("duration = \"{duration}\""));
     let text = format!("{base}\n{extra}");
-    scenario::parse_str(&text, Path::new("hand.toml")).unwrap_or_else(|e| {
-        panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
-    })
-}
-
-fn spec(text: &str) -> ProtocolSpec {
-    Scenario::parse_protocol(text).unwrap()
-}
-
-fn run(s: &Scenario, protocol: &str) -> RunReport {
-    lab::run_protocol(s, spec(protocol), s.seed).unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    assert!((actual - expected).abs() < 1e-6, "{what}: {actual} != {expected}");
+    support::parse(&text, "hand.toml")
 }
 
 /// (a) c1 crashes at 20.505 s and never returns (2 members, range: c0 owns t-0, t-1; c1 owns

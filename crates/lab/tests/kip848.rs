@@ -14,9 +14,10 @@
 //!   acknowledgement, so it gets its partitions at its next heartbeat (10.002, response
 //!   10.004) and heartbeats at 15.002, 20.002, ... afterwards.
 
-use metrics::RunReport;
-use scenario::{ProtocolSpec, Scenario};
-use std::path::Path;
+mod support;
+
+use scenario::Scenario;
+use support::{close, run, spec};
 
 const BASE: &str = r#"
 name = "kip848"
@@ -52,21 +53,7 @@ members = 2
 fn scenario(duration: &str, extra: &str) -> Scenario {
     let base = BASE.replace("duration = \"40s\"", &format!("duration = \"{duration}\""));
     let text = format!("{base}\n{extra}");
-    scenario::parse_str(&text, Path::new("kip848.toml")).unwrap_or_else(|e| {
-        panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
-    })
-}
-
-fn spec(text: &str) -> ProtocolSpec {
-    Scenario::parse_protocol(text).unwrap()
-}
-
-fn run(s: &Scenario, protocol: &str) -> RunReport {
-    lab::run_protocol(s, spec(protocol), s.seed).unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    assert!((actual - expected).abs() < 1e-6, "{what}: {actual} != {expected}");
+    support::parse(&text, "kip848.toml")
 }
 
 /// Scale-out 3 -> 4 on 12 partitions at 250 records/s (offset k arrives at (k + 1) * 4 ms):

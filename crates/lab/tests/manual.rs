@@ -10,9 +10,10 @@
 //! start + 2 ms. Java auto-commit every 5 s, checked at poll: commits at 5.001, 10.001,
 //! 15.001, 20.001 s carry the positions of the previous poll (at 20.001 s: 1999).
 
-use metrics::RunReport;
-use scenario::{ProtocolSpec, Scenario};
-use std::path::Path;
+mod support;
+
+use scenario::Scenario;
+use support::{close, run};
 
 const BASE: &str = r#"
 name = "manual-hand"
@@ -45,21 +46,7 @@ members = 2
 
 fn scenario(extra: &str) -> Scenario {
     let text = format!("{BASE}\n{extra}");
-    scenario::parse_str(&text, Path::new("manual-hand.toml")).unwrap_or_else(|e| {
-        panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
-    })
-}
-
-fn spec(text: &str) -> ProtocolSpec {
-    Scenario::parse_protocol(text).unwrap()
-}
-
-fn run(s: &Scenario, protocol: &str) -> RunReport {
-    lab::run_protocol(s, spec(protocol), s.seed).unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    assert!((actual - expected).abs() < 1e-6, "{what}: {actual} != {expected}");
+    support::parse(&text, "manual-hand.toml")
 }
 
 /// No failure: the fixed rule, no rebalance, nothing down, nothing twice.

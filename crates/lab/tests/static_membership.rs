@@ -12,10 +12,11 @@
 //! - Java auto-commit every 5 s at poll: commits at 5.001, 10.001, 15.001, 20.001 s carry the
 //!   positions returned by the previous poll (at 20.001 s: position 1999).
 
-use metrics::RunReport;
+mod support;
+
 use model::Observation;
-use scenario::{ProtocolSpec, Scenario};
-use std::path::Path;
+use scenario::Scenario;
+use support::{close, run, spec};
 
 const BASE: &str = r#"
 name = "static"
@@ -53,21 +54,7 @@ members = 2
 fn scenario(duration: &str, extra: &str) -> Scenario {
     let base = BASE.replace("duration = \"40s\"", &format!("duration = \"{duration}\""));
     let text = format!("{base}\n{extra}");
-    scenario::parse_str(&text, Path::new("static.toml")).unwrap_or_else(|e| {
-        panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
-    })
-}
-
-fn spec(text: &str) -> ProtocolSpec {
-    Scenario::parse_protocol(text).unwrap()
-}
-
-fn run(s: &Scenario, protocol: &str) -> RunReport {
-    lab::run_protocol(s, spec(protocol), s.seed).unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    assert!((actual - expected).abs() < 1e-6, "{what}: {actual} != {expected}");
+    support::parse(&text, "static.toml")
 }
 
 fn crash(member: &str) -> String {

@@ -23,9 +23,12 @@
 //!   A node queries at its start, its registration reaches the broker 1 ms later and the
 //!   answer (with the stored offset) 1 ms after that: it consumes from start + 2 ms.
 
+mod support;
+
 use metrics::RunReport;
-use scenario::{ProtocolSpec, Scenario};
+use scenario::Scenario;
 use std::path::Path;
+use support::{close, run};
 
 const BASE: &str = r#"
 name = "tubemq-hand"
@@ -65,21 +68,7 @@ fn scenario(members: u32, duration: &str, extra: &str) -> Scenario {
         .replace("duration = \"60s\"", &format!("duration = \"{duration}\""))
         .replace("members = 2", &format!("members = {members}"));
     let text = format!("{base}\n{extra}");
-    scenario::parse_str(&text, Path::new("tubemq-hand.toml")).unwrap_or_else(|e| {
-        panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
-    })
-}
-
-fn spec(text: &str) -> ProtocolSpec {
-    Scenario::parse_protocol(text).unwrap()
-}
-
-fn run(s: &Scenario, protocol: &str) -> RunReport {
-    lab::run_protocol(s, spec(protocol), s.seed).unwrap()
-}
-
-fn close(actual: f64, expected: f64, what: &str) {
-    assert!((actual - expected).abs() < 1e-6, "{what}: {actual} != {expected}");
+    support::parse(&text, "tubemq-hand.toml")
 }
 
 /// Owners of partition `p` over the run, in order, with the state and start of each interval
