@@ -1040,7 +1040,8 @@ mod tests {
     use sim_core::RngStreams;
 
     /// Every partition holds one record per 10 ms: offset k arrives at (k + 1) * 10 ms.
-    struct TenMs;
+    /// Shared with the tests of the `external` submodule.
+    pub(super) struct TenMs;
 
     impl LogView for TenMs {
         fn log_end(&mut self, _: Tp, at: SimTime) -> u64 {
@@ -1051,11 +1052,11 @@ mod tests {
         }
     }
 
-    fn t(ms: u64) -> SimTime {
+    pub(super) fn t(ms: u64) -> SimTime {
         SimTime::from_millis(ms)
     }
 
-    fn tp(partition: u32) -> Tp {
+    pub(super) fn tp(partition: u32) -> Tp {
         Tp { topic: 0, partition }
     }
 

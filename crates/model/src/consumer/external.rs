@@ -163,7 +163,7 @@ fn hand_back(offsets: Vec<(Tp, u64)>, wait_until: Option<SimTime>, out: &mut Con
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ConsumerInput, ConsumerParams, ConsumerTimer, LogView, RebalanceMode};
+    use super::super::{ConsumerInput, ConsumerParams, ConsumerTimer, RebalanceMode};
     use super::*;
     use crate::processing::ProcessingSampler;
     use crate::types::Conn;
@@ -171,25 +171,7 @@ mod tests {
     use scenario::{Client, CommitPolicy, OffsetReset};
     use sim_core::{RngStreams, SimRng};
 
-    /// Every partition holds one record per 10 ms: offset k arrives at (k + 1) * 10 ms.
-    struct TenMs;
-
-    impl LogView for TenMs {
-        fn log_end(&mut self, _: Tp, at: SimTime) -> u64 {
-            at.as_millis() / 10
-        }
-        fn arrival(&mut self, _: Tp, offset: u64) -> SimTime {
-            SimTime::from_millis((offset + 1) * 10)
-        }
-    }
-
-    fn t(ms: u64) -> SimTime {
-        SimTime::from_millis(ms)
-    }
-
-    fn tp(partition: u32) -> Tp {
-        Tp { topic: 0, partition }
-    }
+    use super::super::tests::{t, tp, TenMs};
 
     struct Rig {
         consumer: Consumer,
