@@ -1,36 +1,14 @@
 //! `rebalance-sim check` end to end with the real model: a fresh baseline passes (exit 0), a
 //! deliberately changed baseline value is caught (exit 1) and shown in the table.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
-const TINY: &str = r#"name = "tiny"
-duration = "30s"
-seed = 3
-protocols = ["eager:range", "cooperative:cooperative-sticky"]
-[[topic]]
-name = "t"
-partitions = 2
-rate = 2.0
-arrival = "poisson"
-[consumer.config]
-"session.timeout.ms" = 10000
-"heartbeat.interval.ms" = 1000
-[group]
-members = 2
-[[event]]
-at = "10s"
-kind = "crash"
-member = "c1"
-"#;
+use std::path::Path;
+use support::{sim, TINY};
 
 const SWEEP: &str = "name = \"tiny-sweep\"\nbase = \"tiny.toml\"\nseeds = 3\n[grid]\n\"consumer.config.session.timeout.ms\" = [6000, 15000]\n[check]\nrelative = 0.05\nabsolute = 0.001\n";
 
 const CHECK: &str = "[[run]]\nscenario = \"../tiny.toml\"\ndir = \"tiny\"\n[[sweep]]\nsweep = \"../s.toml\"\ndir = \"sweeps/tiny-sweep\"\n";
-
-fn sim(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rebalance-sim")).current_dir(dir).args(args).output().unwrap()
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

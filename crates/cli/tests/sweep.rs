@@ -1,12 +1,11 @@
 //! `rebalance-sim sweep`, `merge` and `check` from the outside: bad input exits 2 with a message
 //! naming the file, key or argument and what is allowed (DESIGN section 6).
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn sim(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rebalance-sim")).current_dir(dir).args(args).output().unwrap()
-}
+use support::{sim, TINY};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -71,27 +70,6 @@ fn bad_merge_and_check_input_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("key `runs`: unknown; allowed: run, sweep"), "{}", stderr(&o));
 }
-
-/// A tiny scenario (30 s, 2 partitions, 2 records/s) so debug-build runs take milliseconds.
-const TINY: &str = r#"name = "tiny"
-duration = "30s"
-seed = 3
-protocols = ["eager:range", "cooperative:cooperative-sticky"]
-[[topic]]
-name = "t"
-partitions = 2
-rate = 2.0
-arrival = "poisson"
-[consumer.config]
-"session.timeout.ms" = 10000
-"heartbeat.interval.ms" = 1000
-[group]
-members = 2
-[[event]]
-at = "10s"
-kind = "crash"
-member = "c1"
-"#;
 
 const TINY_SWEEP: &str = r#"name = "tiny-sweep"
 base = "tiny.toml"
