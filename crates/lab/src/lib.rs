@@ -16,4 +16,5 @@ pub mod sweep_merge;
 pub mod sweep_output;
 pub mod sweep_table;
 
-pub use single::{run_protocol, RunError};
+pub use model::Stepping;
+pub use single::{run_protocol, run_protocol_stepped, RunError};

@@ -1,7 +1,7 @@
 //! One protocol run of one scenario: build the world, run it to the end, fold the metrics.
 
 use metrics::{Collector, RunLabels, RunReport};
-use model::ModelError;
+use model::{ModelError, NoProbe, Stepping};
 use scenario::{ProtocolSpec, Scenario};
 use std::fmt;
 
@@ -41,6 +41,17 @@ pub fn run_protocol(
     protocol: ProtocolSpec,
     seed: u64,
 ) -> Result<RunReport, RunError> {
+    run_protocol_stepped(scenario, protocol, seed, Stepping::Fast)
+}
+
+/// [`run_protocol`] with an explicit [`Stepping`]: `Plain` queues every poll-loop step (the
+/// reference), `Fast` runs quiet steps on demand; the reports are equal except `events`.
+pub fn run_protocol_stepped(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    stepping: Stepping,
+) -> Result<RunReport, RunError> {
     let labels = RunLabels {
         scenario: scenario.name.clone(),
         protocol: protocol.protocol.name().to_string(),
@@ -51,7 +62,8 @@ pub fn run_protocol(
     };
     let mut collector = Collector::new(labels);
     let stats =
-        model::simulate(scenario, protocol, seed, &mut collector).map_err(RunError::Unsupported)?;
+        model::simulate_stepped(scenario, protocol, seed, stepping, &mut collector, &mut NoProbe)
+            .map_err(RunError::Unsupported)?;
     if stats.hit_event_limit {
         return Err(RunError::EventLimit { protocol: protocol.to_string(), events: stats.events });
     }

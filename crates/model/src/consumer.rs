@@ -33,6 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod external;
 mod kip848;
+mod steps;
 
 /// Eager or cooperative rebalancing on the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,6 +288,8 @@ struct Batch {
     arrivals: Vec<SimTime>,
     ends: Vec<SimTime>,
     end: SimTime,
+    /// When the poll that returned it ran (its `max.poll.interval.ms` counts from there).
+    polled: SimTime,
 }
 
 /// Position sentinel: `auto.offset.reset = none` with no committed offset: never fetched.
@@ -854,7 +857,7 @@ impl Consumer {
                 ends.push(t);
             }
         }
-        Batch { epoch: 0, parts, arrivals, ends, end: t }
+        Batch { epoch: 0, parts, arrivals, ends, end: t, polled: now }
     }
 
     fn start_batch(&mut self, now: SimTime, mut batch: Batch, out: &mut ConsumerOutbox) {
@@ -904,8 +907,8 @@ impl Consumer {
                 self.in_poll = false;
                 self.epoch += 1;
                 let parts = Vec::new();
-                let batch =
-                    Batch { epoch: 0, parts, arrivals: vec![], ends: vec![], end: now + by };
+                let (arrivals, ends) = (vec![], vec![]);
+                let batch = Batch { epoch: 0, parts, arrivals, ends, end: now + by, polled: now };
                 self.start_batch(now, batch, out);
             }
         }

@@ -22,6 +22,6 @@ pub mod world;
 pub use observe::{Observation, Observer, PartState};
 pub use types::{Conn, Tp};
 pub use world::{
-    classic_mode, simulate, simulate_probed, MemberView, ModelError, NoProbe, Probe, RunStats,
-    WorldView,
+    classic_mode, simulate, simulate_probed, simulate_stepped, MemberView, ModelError, NoProbe,
+    Probe, RunStats, Stepping, WorldView,
 };

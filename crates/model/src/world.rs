@@ -25,13 +25,15 @@ use crate::types::{Conn, ToCoordinator, ToMember, Tp};
 use crate::workload::{skewed_rates, PartitionLog};
 use assignors::Topic;
 use scenario::{Arrival, EventKind, Protocol, ProtocolSpec, Scenario};
-use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId};
+use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId, RANK_LAST};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 mod external;
 mod kip848;
+mod lazy;
 mod view;
+pub use lazy::Stepping;
 pub use view::{MemberView, NoProbe, Probe, WorldView};
 
 /// At most this many events per run (a bound, not a target: reaching it ends the run).
@@ -113,11 +115,25 @@ pub fn simulate_probed(
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
 ) -> Result<RunStats, ModelError> {
+    simulate_stepped(scenario, protocol, seed, Stepping::Fast, observer, probe)
+}
+
+/// [`simulate_probed`] with an explicit [`Stepping`] (both give the same observations, except
+/// the event count of `End`).
+pub fn simulate_stepped(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    stepping: Stepping,
+    observer: &mut dyn Observer,
+    probe: &mut dyn Probe,
+) -> Result<RunStats, ModelError> {
     let mode = match external::external_kind(protocol) {
         Some(_) => RebalanceMode::Eager, // unused: these members never join a classic group
         None => classic_mode(protocol)?,
     };
     let mut world = World::new(scenario, protocol, mode, seed, observer);
+    world.stepping = stepping;
     Ok(world.run(probe))
 }
 
@@ -146,6 +162,8 @@ enum Ev {
     Reconnect(Conn),
     Sample,
     External(external::ExtEv),
+    /// A member's poll-loop steps kept aside must go back to the queue (`world/lazy.rs`).
+    Wake(Conn),
 }
 
 /// The partition logs, by topic (sorted by name) and partition.
@@ -172,6 +190,10 @@ struct Slot {
     held: Vec<ConsumerInput>,
     disconnected: bool,
     restart_pending: bool,
+    /// The pending poll-loop step kept out of the queue (fast stepping).
+    lazy: Option<lazy::LazyStep>,
+    /// The wake-up timer of the member's aside steps.
+    wake: TimerId,
 }
 
 impl Slot {
@@ -230,6 +252,9 @@ struct World<'o> {
     end: SimTime,
     sample_every: SimTime,
     external: Option<external::External>,
+    stepping: Stepping,
+    /// The queue rank of the event being handled (`lazy::rank_of`).
+    current_rank: u64,
 }
 
 impl<'o> World<'o> {
@@ -294,6 +319,8 @@ impl<'o> World<'o> {
             end: scenario.duration,
             sample_every: SimTime::from_secs(every_s),
             external,
+            stepping: Stepping::Fast,
+            current_rank: RANK_LAST,
         };
         world.init(scenario);
         world
@@ -389,6 +416,7 @@ impl<'o> World<'o> {
             }
             let (now, ev) = self.queue.pop().expect("peeked an event");
             events += 1;
+            self.current_rank = lazy::rank_of(&ev);
             if probe.wants_events() {
                 probe.before_event(now, &ev);
             }
@@ -407,6 +435,8 @@ impl<'o> World<'o> {
 
     fn finish(&mut self, events: u64) {
         let end = self.end;
+        self.current_rank = RANK_LAST;
+        self.catch_up_all(end);
         for slot in 0..self.slots.len() {
             let Some(consumer) = self.slots[slot].consumer.as_ref() else { continue };
             if !consumer.alive() {
@@ -454,6 +484,7 @@ impl<'o> World<'o> {
             }
             Ev::Sample => self.sample(now),
             Ev::External(ev) => self.ext_event(now, ev),
+            Ev::Wake(conn) => self.on_wake(now, conn),
         }
     }
 
@@ -469,6 +500,7 @@ impl<'o> World<'o> {
     }
 
     fn sample(&mut self, now: SimTime) {
+        self.catch_up_all(now);
         let mut produced = 0;
         for logs in self.logs.logs.iter_mut() {
             produced += logs.iter_mut().map(|l| l.log_end(now)).sum::<u64>();
@@ -596,6 +628,10 @@ impl<'o> World<'o> {
     }
 
     fn set_owner(&mut self, tp: Tp, owner: Option<Conn>, cause: PartState) {
+        let previous = self.parts[&tp].owner;
+        if previous != owner {
+            self.catch_up_owner(previous, self.queue.now());
+        }
         let part = self.parts.get_mut(&tp).expect("known partition");
         part.owner = owner;
         part.cause = cause;
@@ -619,6 +655,7 @@ impl<'o> World<'o> {
 
     /// Runs the member machine on `input` and applies its outbox.
     fn deliver(&mut self, now: SimTime, slot: usize, input: ConsumerInput) {
+        self.touch(slot, now);
         let Some(mut consumer) = self.slots[slot].consumer.take() else { return };
         let conn = consumer.conn();
         let mut out = ConsumerOutbox::default();
@@ -633,6 +670,7 @@ impl<'o> World<'o> {
         }
         self.slots[slot].consumer = Some(consumer);
         self.apply_member_outbox(now, slot, conn, out);
+        self.set_aside(slot, now);
     }
 
     fn apply_member_outbox(&mut self, now: SimTime, slot: usize, conn: Conn, out: ConsumerOutbox) {
@@ -641,8 +679,10 @@ impl<'o> World<'o> {
         }
         for (timer, at) in out.timers {
             let id = self.slots[slot].timers[timer.slot()];
+            // Poll-loop steps rank by slot, ahead of the other events of their instant.
+            let rank = if lazy::is_poll_step(timer) { slot as u64 } else { RANK_LAST };
             match at {
-                Some(at) => self.queue.arm(id, at, Ev::MemberTimer(conn, timer)),
+                Some(at) => self.queue.arm_as_of(id, at, rank, now, Ev::MemberTimer(conn, timer)),
                 None => self.queue.cancel(id),
             }
         }
@@ -655,7 +695,7 @@ impl<'o> World<'o> {
     }
 
     fn on_member_note(&mut self, now: SimTime, conn: Conn, note: ConsumerNote) {
-        let name = self.slots[conn.slot as usize].name.clone();
+        let name = || self.slots[conn.slot as usize].name.clone();
         match note {
             ConsumerNote::Assigned { owned, generation, rejoining } => {
                 for tp in owned {
@@ -681,6 +721,10 @@ impl<'o> World<'o> {
             }
             ConsumerNote::Lost { tps } => self.release(conn, &tps, PartState::Unassigned),
             ConsumerNote::Processed { tp, first, arrivals, ends } => {
+                let owner = self.parts[&tp].owner;
+                if owner.is_some_and(|o| o.slot != conn.slot) {
+                    self.catch_up_owner(owner, now); // Its earlier records come first.
+                }
                 let part = self.parts.get_mut(&tp).expect("known partition");
                 part.frontier = part.frontier.max(first + ends.len() as u64);
                 self.observer.observe(Observation::Processed { tp, first, arrivals, ends });
@@ -692,15 +736,18 @@ impl<'o> World<'o> {
                 self.observer.observe(Observation::Skip { tp, at_offset: at });
             }
             ConsumerNote::Commit { ok } => {
-                self.observer.observe(Observation::Commit { at: now, member: name, ok })
+                let member = name();
+                self.observer.observe(Observation::Commit { at: now, member, ok })
             }
             ConsumerNote::MaxPollExpired => {
-                self.observer.observe(Observation::MaxPollExpired { at: now, member: name })
+                let member = name();
+                self.observer.observe(Observation::MaxPollExpired { at: now, member })
             }
             ConsumerNote::Released { offsets, wait_until } => {
                 self.ext_released(now, conn, offsets, wait_until)
             }
             ConsumerNote::Exited => {
+                let name = name();
                 self.ext_exited(now, conn);
                 let slot = conn.slot as usize;
                 if self.slots[slot].restart_pending {
@@ -724,6 +771,7 @@ impl<'o> World<'o> {
         self.ext_shared_owners();
         let dirty = std::mem::take(&mut self.dirty);
         for tp in dirty {
+            self.catch_up_owner(self.parts[&tp].owner, now);
             let state = self.access_state(tp);
             let part = &self.parts[&tp];
             let key = (part.owner, state);
@@ -759,6 +807,7 @@ impl<'o> World<'o> {
         }
         let index = self.slots.len();
         let timers = (0..CONSUMER_TIMER_SLOTS).map(|_| self.queue.new_timer()).collect();
+        let wake = self.queue.new_timer();
         self.slots.push(Slot {
             name: name.to_string(),
             consumer: None,
@@ -769,6 +818,8 @@ impl<'o> World<'o> {
             held: Vec::new(),
             disconnected: false,
             restart_pending: false,
+            lazy: None,
+            wake,
         });
         index
     }
@@ -866,6 +917,7 @@ impl<'o> World<'o> {
         for id in self.slots[slot].timers.clone() {
             self.queue.cancel(id);
         }
+        self.queue.cancel(self.slots[slot].wake);
         self.mark_member_dirty(conn);
         if let Some(after) = restart_after {
             self.down_waiting.insert(name.to_string());
@@ -879,6 +931,7 @@ impl<'o> World<'o> {
             self.deliver(now, slot, ConsumerInput::Pause(d));
         }
         self.slots[slot].paused = true;
+        self.take_back(slot); // A paused member's steps wait in the queue (held at firing).
         self.mark_member_dirty(conn);
         self.queue.schedule(now + d, Ev::Resume(conn));
     }

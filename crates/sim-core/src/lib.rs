@@ -13,7 +13,7 @@ mod rng;
 mod run;
 mod time;
 
-pub use queue::{EventQueue, TimerId};
+pub use queue::{EventQueue, TimerId, RANK_LAST};
 pub use rng::{RngStreams, SimRng};
 pub use run::{run, RunLimits, RunOutcome, StopReason};
 pub use time::{ParseSimTimeError, SimTime};

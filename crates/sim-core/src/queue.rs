@@ -1,5 +1,13 @@
-//! The event queue: a binary heap keyed by `(time, seq)`, FIFO among equal times, with timers
-//! that are cancelled or moved in O(log n) by lazy invalidation.
+//! The event queue: a binary heap keyed by `(time, rank, sched, seq)`, FIFO among equal times
+//! of equal rank, with timers that are cancelled or moved in O(log n) by lazy invalidation.
+//!
+//! Order among events of one instant: a lower `rank` first (the default, [`RANK_LAST`], is the
+//! highest: callers rank a few event kinds ahead of the rest); then the time at which the
+//! event was scheduled (`sched`), then insertion order. `sched` is the clock at scheduling
+//! unless given explicitly ([`EventQueue::arm_as_of`]), so for ordinary use the order is plain
+//! insertion order: the clock never goes backwards, so `(sched, seq)` sorts like `seq`. An
+//! explicit, earlier `sched` lets a caller that schedules late (a model that advances some
+//! state lazily) place the event where it would have been had it been scheduled on time.
 //!
 //! Lifecycle: [`EventQueue::schedule`] puts a one-shot event in; [`EventQueue::new_timer`] makes
 //! a reusable timer slot that [`EventQueue::arm`] (re)sets and [`EventQueue::cancel`] clears.
@@ -17,8 +25,13 @@ pub struct TimerId(u32);
 
 const DISARMED: u64 = u64::MAX;
 
+/// The default rank: after every explicitly ranked event of the same instant.
+pub const RANK_LAST: u64 = u64::MAX;
+
 struct Entry<E> {
     time: SimTime,
+    rank: u64,
+    sched: SimTime,
     seq: u64,
     /// `u32::MAX` for a one-shot event, else the timer slot that owns this entry.
     timer: u32,
@@ -27,7 +40,7 @@ struct Entry<E> {
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key() == other.key()
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -37,9 +50,15 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
+    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest key first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key().cmp(&self.key())
+    }
+}
+
+impl<E> Entry<E> {
+    fn key(&self) -> (SimTime, u64, SimTime, u64) {
+        (self.time, self.rank, self.sched, self.seq)
     }
 }
 
@@ -50,6 +69,8 @@ pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     /// Per timer slot, the `seq` of its live entry, or `DISARMED`.
     timer_seq: Vec<u64>,
+    /// Per timer slot, the time and scheduling time of its live entry (meaningful while armed).
+    timer_time: Vec<(SimTime, SimTime)>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -74,6 +95,7 @@ impl<E> EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::with_capacity(capacity),
             timer_seq: Vec::new(),
+            timer_time: Vec::new(),
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -98,7 +120,12 @@ impl<E> EventQueue<E> {
 
     /// Schedules a one-shot event. Scheduling in the past is a bug and panics.
     pub fn schedule(&mut self, at: SimTime, event: E) {
-        self.push(at, ONE_SHOT, event);
+        self.push(at, RANK_LAST, self.now, ONE_SHOT, event);
+    }
+
+    /// Schedules a one-shot event ahead of the events of rank greater than `rank` at `at`.
+    pub fn schedule_ranked(&mut self, at: SimTime, rank: u64, event: E) {
+        self.push(at, rank, self.now, ONE_SHOT, event);
     }
 
     /// Makes a new timer slot, initially disarmed.
@@ -106,15 +133,34 @@ impl<E> EventQueue<E> {
         let id = u32::try_from(self.timer_seq.len()).expect("too many timers");
         assert!(id != ONE_SHOT, "too many timers");
         self.timer_seq.push(DISARMED);
+        self.timer_time.push((SimTime::ZERO, SimTime::ZERO));
         TimerId(id)
     }
 
     /// Sets `timer` to fire `event` at `at`, replacing any earlier setting.
     pub fn arm(&mut self, timer: TimerId, at: SimTime, event: E) {
+        self.arm_as_of(timer, at, RANK_LAST, self.now, event);
+    }
+
+    /// [`EventQueue::arm`] with an explicit `rank` and scheduling time `sched` (at most the
+    /// current time), which order it among the events of its instant (see the module doc).
+    pub fn arm_as_of(&mut self, timer: TimerId, at: SimTime, rank: u64, sched: SimTime, event: E) {
+        assert!(sched <= self.now, "scheduled as of the future: {sched} > now {}", self.now);
         self.mark_stale(timer);
-        let seq = self.push(at, timer.0, event);
+        let seq = self.push(at, rank, sched, timer.0, event);
         self.timer_seq[timer.0 as usize] = seq;
+        self.timer_time[timer.0 as usize] = (at, sched);
         self.maybe_compact();
+    }
+
+    /// When `timer` fires, if it is armed.
+    pub fn armed_at(&self, timer: TimerId) -> Option<SimTime> {
+        self.armed(timer).map(|(at, _)| at)
+    }
+
+    /// When `timer` fires and the scheduling time it was armed with, if it is armed.
+    pub fn armed(&self, timer: TimerId) -> Option<(SimTime, SimTime)> {
+        self.is_armed(timer).then(|| self.timer_time[timer.0 as usize])
     }
 
     /// Clears `timer`; a pending firing will not happen. Cancelling a disarmed timer is a no-op.
@@ -135,7 +181,7 @@ impl<E> EventQueue<E> {
     /// a timer moved far ahead and cancelled early (the 5-minute `max.poll.interval.ms` of
     /// every batch) would otherwise stay in the heap until its time, growing memory and the
     /// heap depth linearly. Amortised O(1) per operation; the pop order is unchanged because
-    /// entries are totally ordered by `(time, seq)`.
+    /// entries are totally ordered by their key.
     fn maybe_compact(&mut self) {
         if self.stale <= 1024 || self.stale <= self.heap.len() - self.stale {
             return;
@@ -169,11 +215,11 @@ impl<E> EventQueue<E> {
         Some((entry.time, entry.event))
     }
 
-    fn push(&mut self, at: SimTime, timer: u32, event: E) -> u64 {
+    fn push(&mut self, at: SimTime, rank: u64, sched: SimTime, timer: u32, event: E) -> u64 {
         assert!(at >= self.now, "scheduled in the past: {at} < now {}", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time: at, seq, timer, event });
+        self.heap.push(Entry { time: at, rank, sched, seq, timer, event });
         seq
     }
 
@@ -206,6 +252,29 @@ mod tests {
         q.schedule(SimTime::from_millis(5), "b3");
         q.schedule(SimTime::from_millis(3), "c");
         assert_eq!(drain(&mut q), vec![(1, "a"), (3, "c"), (5, "b1"), (5, "b2"), (5, "b3")]);
+    }
+
+    /// Rank first, then the scheduling time, then insertion order.
+    #[test]
+    fn rank_and_scheduling_time_order_one_instant() {
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        let u = q.new_timer();
+        q.schedule(SimTime::from_millis(1), "first");
+        assert_eq!(q.pop().map(|(_, e)| e), Some("first"));
+        q.schedule(SimTime::from_millis(9), "plain");
+        q.schedule_ranked(SimTime::from_millis(9), 7, "rank 7");
+        q.schedule_ranked(SimTime::from_millis(9), 3, "rank 3");
+        // Armed now, but as of time zero: ahead of "plain" (scheduled at 1 ms).
+        q.arm_as_of(t, SimTime::from_millis(9), RANK_LAST, SimTime::ZERO, "as of 0");
+        q.arm(u, SimTime::from_millis(9), "armed at 1");
+        assert_eq!(q.armed(t), Some((SimTime::from_millis(9), SimTime::ZERO)));
+        assert_eq!(q.armed_at(u), Some(SimTime::from_millis(9)));
+        assert_eq!(
+            drain(&mut q),
+            vec![(9, "rank 3"), (9, "rank 7"), (9, "as of 0"), (9, "plain"), (9, "armed at 1")]
+        );
+        assert_eq!(q.armed_at(t), None);
     }
 
     #[test]

@@ -32,6 +32,13 @@ pub struct Args {
     /// Also draw the charts (ownership timeline per protocol, lag, comparison).
     #[arg(long)]
     pub charts: bool,
+    /// Queue every poll-loop step as an event (the reference stepping; slower, same results
+    /// except the `events` column).
+    #[arg(long)]
+    pub plain: bool,
+    /// Print each protocol run's wall time, events and events/s to stderr.
+    #[arg(long)]
+    pub timing: bool,
 }
 
 /// Loads, runs every protocol, writes the outputs and prints the table.
@@ -51,9 +58,17 @@ pub fn run(args: Args) -> Outcome {
     let seed = args.seed.unwrap_or(scenario.seed);
     let from_file = args.protocols.is_empty();
     let mut reports = Vec::with_capacity(protocols.len());
+    let stepping = if args.plain { lab::Stepping::Plain } else { lab::Stepping::Fast };
     for protocol in protocols {
-        match lab::run_protocol(&scenario, protocol, seed) {
-            Ok(report) => reports.push(report),
+        #[allow(clippy::disallowed_methods)] // wall time of the run, reported, never simulated
+        let started = std::time::Instant::now();
+        match lab::run_protocol_stepped(&scenario, protocol, seed, stepping) {
+            Ok(report) => {
+                if args.timing {
+                    print_timing(protocol, &report, started.elapsed());
+                }
+                reports.push(report)
+            }
             // The file's list may name protocols of later issues: run the others.
             Err(e @ lab::RunError::Unsupported(_)) if from_file => {
                 eprintln!("warning: {}: skipped: {e}", args.scenario.display());
@@ -82,6 +97,14 @@ pub fn run(args: Args) -> Outcome {
     print!("{}", table(&reports));
     println!("wrote {}", out.display());
     Outcome::Ok
+}
+
+/// `--timing`: one line per protocol run on stderr.
+fn print_timing(protocol: ProtocolSpec, report: &metrics::RunReport, wall: std::time::Duration) {
+    let events = report.summary.as_ref().map_or(0, |s| s.events);
+    let wall_s = wall.as_secs_f64();
+    let per_s = if wall_s > 0.0 { events as f64 / wall_s } else { 0.0 };
+    eprintln!("timing: {protocol}: {wall_s:.3} s wall, {events} events, {per_s:.0} events/s");
 }
 
 /// The protocols to run: `--protocol` values if any (each parsed), else the file's list.

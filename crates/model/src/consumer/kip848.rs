@@ -32,11 +32,11 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug, Default)]
 pub(super) struct Kip848State {
     /// A join (epoch 0) is in flight.
-    joining: bool,
+    pub(super) joining: bool,
     /// `group.consumer.heartbeat.interval.ms`, once the broker sent it.
     interval: Option<SimTime>,
     /// librdkafka: the poll timer expired; heartbeats stop until the next poll.
-    poll_expired: bool,
+    pub(super) poll_expired: bool,
     /// No join is sent before this time (a lost join is resent after the request timeout;
     /// UNRELEASED_INSTANCE_ID is retried after a backoff).
     retry_at: SimTime,

@@ -1,0 +1,226 @@
+//! Fast stepping: a member's quiet poll-loop steps run outside the event queue, when
+//! something needs them, instead of as one queued event each (issue 8, DESIGN section 4:
+//! simulate changes, not ticks).
+//!
+//! A step of the poll loop (a batch ends, or a waiting poll wakes up) is *quiet* when the
+//! member is steady ([`Consumer::poll_loop_is_quiet`]): it only fetches and processes records,
+//! sends nothing and changes no ownership. Such steps touch nothing but the member itself and
+//! the records of its partitions, so their order against other events matters only where
+//! something reads those: an input to the member, a change of one of its partitions' owner or
+//! state, another member processing one of its partitions, a sample (lag, log trimming), the
+//! end of the run. The world keeps a steady member's pending step aside (`Slot::lazy`) and
+//! runs its steps up to the current instant (`catch_up`) just before any of those.
+//!
+//! The order of events is defined so that this gives exactly what stepping every event through
+//! the queue gives (`Stepping::Plain`, which `tests/stepping.rs` compares on every scenario in
+//! `sims/`): at one instant, poll-loop steps come first, in member-slot order (queue rank =
+//! slot), then every other event in scheduling order. A catch-up for an event of rank `r` runs
+//! the member's steps up to and including the instant when the member's rank is below `r`.
+//! Steps that are not quiet are never run aside: a poll at which the Java client's
+//! auto-commit falls due ([`Consumer::loud_at`]) is put back in the queue by a wake-up of the
+//! member's rank at that time; the wake-up also comes at most one `max.poll.interval.ms` after
+//! the member went aside, so the `max.poll.interval.ms` timer of a batch run aside (armed, as
+//! of its poll, at the end of each catch-up) is always in the queue before it can expire.
+
+use super::{Ev, World};
+use crate::consumer::{ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer};
+use crate::types::Conn;
+use sim_core::{SimTime, RANK_LAST};
+
+/// How the world steps the members' poll loops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stepping {
+    /// Quiet poll-loop steps run outside the queue, on demand (same results, fewer events).
+    #[default]
+    Fast,
+    /// Every step is a queued event (the reference the fast mode is tested against).
+    Plain,
+}
+
+/// A member's pending poll-loop step, kept out of the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct LazyStep {
+    /// When it is due.
+    pub at: SimTime,
+    /// Which step (`BatchDone` or `PollWake`, with its poll epoch).
+    pub timer: ConsumerTimer,
+    /// When it was armed (its place among the events of its instant).
+    pub armed: SimTime,
+}
+
+/// The queue rank of an event: poll-loop steps and wake-ups rank by member slot, ahead of
+/// every other event of their instant.
+pub(super) fn rank_of(ev: &Ev) -> u64 {
+    match ev {
+        Ev::MemberTimer(conn, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
+        | Ev::Wake(conn) => u64::from(conn.slot),
+        _ => RANK_LAST,
+    }
+}
+
+/// Whether `timer` is a poll-loop step (ranked by slot).
+pub(super) fn is_poll_step(timer: ConsumerTimer) -> bool {
+    matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
+}
+
+impl World<'_> {
+    /// Runs the aside steps of `slot` that come before the event being handled at `now`.
+    pub(super) fn catch_up(&mut self, slot: usize, now: SimTime) {
+        let inclusive = (slot as u64) < self.current_rank;
+        self.catch_up_until(slot, now, inclusive);
+    }
+
+    /// Runs the aside steps of `slot` due before `until` (and at `until` if `inclusive`).
+    fn catch_up_until(&mut self, slot: usize, until: SimTime, inclusive: bool) {
+        let mut ran = false;
+        while let Some(step) = self.slots[slot].lazy {
+            let due = step.at < until || (inclusive && step.at == until);
+            if !due || !self.step_stays_quiet(slot, step.at) {
+                break;
+            }
+            self.run_aside(slot, step);
+            ran = true;
+        }
+        if ran {
+            self.sync_poll_timer(slot);
+        }
+    }
+
+    /// Whether the aside step at `at` is still quiet: before the auto-commit and before the
+    /// batch's `max.poll.interval.ms` expiry (that timer, in the queue, comes first).
+    fn step_stays_quiet(&self, slot: usize, at: SimTime) -> bool {
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
+        let expired = consumer.batch_poll_timer().is_some_and(|(_, deadline, _)| deadline < at);
+        at < consumer.loud_at() && !expired
+    }
+
+    /// Runs every aside step due by `now` (a sample, the end of the run).
+    pub(super) fn catch_up_all(&mut self, now: SimTime) {
+        if self.stepping == Stepping::Plain {
+            return;
+        }
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].lazy.is_some() {
+                self.catch_up(slot, now);
+            }
+        }
+    }
+
+    /// Runs one aside step: the member's machine, then its `Processed` reports.
+    fn run_aside(&mut self, slot: usize, step: LazyStep) {
+        let mut consumer = self.slots[slot].consumer.take().expect("an aside member is alive");
+        let conn = consumer.conn();
+        let mut out = ConsumerOutbox::default();
+        {
+            let mut env = ConsumerEnv {
+                log: &mut self.logs,
+                rng: &mut self.slots[slot].rng,
+                assignor_rng: &mut self.assignor_rng,
+                topics: &self.topics,
+            };
+            consumer.handle(step.at, ConsumerInput::Timer(step.timer), &mut env, &mut out);
+        }
+        self.slots[slot].consumer = Some(consumer);
+        assert!(out.sends.is_empty(), "a quiet poll step of {conn:?} sent {:?}", out.sends);
+        let mut next = None;
+        for (timer, at) in out.timers {
+            match (timer, at) {
+                (t, Some(at)) if is_poll_step(t) => {
+                    next = Some(LazyStep { at, timer: t, armed: step.at })
+                }
+                (t, None) if is_poll_step(t) => {
+                    next = next.filter(|n: &LazyStep| n.timer.slot() != t.slot())
+                }
+                (ConsumerTimer::MaxPoll { .. }, _) => {} // Armed from the batch at catch-up end.
+                (t, at) => panic!("a quiet poll step of {conn:?} set timer {t:?} to {at:?}"),
+            }
+        }
+        self.slots[slot].lazy = next;
+        for note in out.notes {
+            assert!(
+                matches!(note, ConsumerNote::Processed { .. }),
+                "a quiet poll step of {conn:?} reported {note:?}"
+            );
+            self.on_member_note(step.at, conn, note);
+        }
+    }
+
+    /// Puts the `max.poll.interval.ms` timer of the batch in progress in the queue, as of its
+    /// poll (or clears it between batches).
+    fn sync_poll_timer(&mut self, slot: usize) {
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return };
+        let conn = consumer.conn();
+        let id = self.slots[slot].timers[ConsumerTimer::MaxPoll { epoch: 0 }.slot()];
+        match consumer.batch_poll_timer() {
+            Some((timer, deadline, polled)) => {
+                let ev = Ev::MemberTimer(conn, timer);
+                self.queue.arm_as_of(id, deadline, RANK_LAST, polled, ev);
+            }
+            None => self.queue.cancel(id),
+        }
+    }
+
+    /// After an input: a steady member's pending step leaves the queue, and a wake-up is set
+    /// for the first step that will not be quiet.
+    pub(super) fn set_aside(&mut self, slot: usize, now: SimTime) {
+        let s = &self.slots[slot];
+        if self.stepping == Stepping::Plain || s.paused || s.disconnected || s.lazy.is_some() {
+            return;
+        }
+        let Some(consumer) = s.consumer.as_ref().filter(|c| c.poll_loop_is_quiet()) else {
+            return;
+        };
+        let Some(timer) = consumer.poll_step() else { return };
+        let conn = consumer.conn();
+        let wake_at = consumer.loud_at().min(now.saturating_add(self.params.max_poll_interval));
+        let id = s.timers[timer.slot()];
+        let Some((at, armed)) = self.queue.armed(id) else { return };
+        if at >= consumer.loud_at() {
+            return; // The very next step is not quiet.
+        }
+        self.queue.cancel(id);
+        self.slots[slot].lazy = Some(LazyStep { at, timer, armed });
+        let wake = self.slots[slot].wake;
+        if self.queue.armed_at(wake) != Some(wake_at) && wake_at != SimTime::MAX {
+            self.queue.arm_as_of(wake, wake_at, slot as u64, now, Ev::Wake(conn));
+        }
+    }
+
+    /// Puts the pending step of `slot` back in the queue (as of when it was armed).
+    pub(super) fn take_back(&mut self, slot: usize) {
+        let Some(step) = self.slots[slot].lazy.take() else { return };
+        let Some(conn) = self.slots[slot].consumer.as_ref().map(|c| c.conn()) else { return };
+        let id = self.slots[slot].timers[step.timer.slot()];
+        let ev = Ev::MemberTimer(conn, step.timer);
+        self.queue.arm_as_of(id, step.at, slot as u64, step.armed, ev);
+    }
+
+    /// Runs the steps of `slot` due by `now`, then puts its pending step back in the queue
+    /// (before an input changes the member).
+    pub(super) fn touch(&mut self, slot: usize, now: SimTime) {
+        if self.slots[slot].lazy.is_some() {
+            self.catch_up(slot, now);
+            self.take_back(slot);
+        }
+    }
+
+    /// A wake-up: the steps before it run, the next one goes back to the queue.
+    pub(super) fn on_wake(&mut self, now: SimTime, conn: Conn) {
+        let Some(slot) = self.live_slot(conn) else { return };
+        if self.slots[slot].lazy.is_some() {
+            self.catch_up_until(slot, now, false);
+            self.take_back(slot);
+        }
+    }
+
+    /// Before `tp`'s records or state are read or changed by someone other than its owner: the
+    /// owner's aside steps that come first run now.
+    pub(super) fn catch_up_owner(&mut self, owner: Option<Conn>, now: SimTime) {
+        let Some(conn) = owner else { return };
+        let slot = conn.slot as usize;
+        let current = self.slots.get(slot).is_some_and(|s| s.incarnation == conn.incarnation);
+        if current && self.slots[slot].lazy.is_some() {
+            self.catch_up(slot, now);
+        }
+    }
+}
