@@ -264,6 +264,12 @@ impl Observer for Tee {
                 let to = self.processed_to.entry(*tp).or_default();
                 *to = (*to).max(first + ends.len() as u64);
             }
+            Observation::ProcessedPeriodic { tp, first, ends, repeats, .. } => {
+                let n = ends.len() as u64 * repeats;
+                self.deliveries += n;
+                let to = self.processed_to.entry(*tp).or_default();
+                *to = (*to).max(first + n);
+            }
             Observation::End { produced, .. } => self.produced = produced.iter().copied().collect(),
             _ => {}
         }

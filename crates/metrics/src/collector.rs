@@ -200,6 +200,36 @@ impl Collector {
         });
     }
 
+    /// Folds `repeats` copies of a delivery pattern (see `Observation::ProcessedPeriodic`):
+    /// copy `j` has the same latencies, so offset `o` has the latency of pattern record
+    /// `(o - first) % n`; the offsets never processed before are counted per pattern record
+    /// and go into the histogram as one `record_n` each (exactly what `repeats` separate
+    /// deliveries would record).
+    fn on_processed_periodic(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+        repeats: u64,
+    ) {
+        let part = self.parts.get_mut(&tp).expect("processed a known partition");
+        let n = ends.len() as u64;
+        if n == 0 || repeats == 0 {
+            return;
+        }
+        part.deliveries += n * repeats;
+        let mut fresh = vec![0u64; ends.len()];
+        part.processed.insert_each(first, first + n * repeats, |lo, hi| {
+            count_per_pattern_record(&mut fresh, lo - first, hi - first);
+        });
+        for (i, count) in fresh.into_iter().enumerate().filter(|(_, c)| *c > 0) {
+            let us = ends[i].saturating_sub(arrivals[i]).as_nanos() / 1_000;
+            self.e2e_us.record_n(us, count).expect("auto-resizing histogram");
+            self.e2e_max_us = self.e2e_max_us.max(us);
+        }
+    }
+
     /// The index of owner `name`, assigned at its first appearance.
     fn intern_owner(&mut self, name: String) -> u32 {
         if let Some(i) = self.owner_index.get(&name) {
@@ -471,6 +501,9 @@ impl Observer for Collector {
             Observation::Processed { tp, first, arrivals, ends } => {
                 self.on_processed(tp, first, &arrivals, &ends)
             }
+            Observation::ProcessedPeriodic { tp, first, arrivals, ends, repeats, .. } => {
+                self.on_processed_periodic(tp, first, &arrivals, &ends, repeats)
+            }
             Observation::Skip { tp, at_offset } => {
                 let part = self.parts.get_mut(&tp).expect("skip on a known partition");
                 part.skip_to = part.skip_to.max(at_offset);
@@ -521,6 +554,18 @@ fn check_partition_conservation(topics: &[String], tp: Tp, p: &PartMetrics) {
         p.deliveries,
         p.processed.len()
     );
+}
+
+/// Adds, for each relative offset in `lo..hi`, one to `counts[offset % counts.len()]`.
+fn count_per_pattern_record(counts: &mut [u64], lo: u64, hi: u64) {
+    let n = counts.len() as u64;
+    let whole = (hi - lo) / n;
+    if whole > 0 {
+        counts.iter_mut().for_each(|c| *c += whole);
+    }
+    for o in lo + whole * n..hi {
+        counts[(o % n) as usize] += 1;
+    }
 }
 
 /// Records `ends[i] - arrivals[i]` (in microseconds) of every record, one `record_n` per run

@@ -34,6 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 mod external;
 mod kip848;
 mod steps;
+pub use steps::{LoopShift, LoopState};
 
 /// Eager or cooperative rebalancing on the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,6 +319,8 @@ pub struct Consumer {
     next_request: u64,
     last_auto_commit: SimTime,
     started: SimTime,
+    /// When `poll()` last ran (fast stepping compares loop states relative to it).
+    last_poll: SimTime,
     cursor: usize,
     external: Option<external::ExternalState>,
     kip848: kip848::Kip848State,
@@ -347,6 +350,7 @@ impl Consumer {
             next_request: 0,
             last_auto_commit: SimTime::ZERO,
             started: SimTime::ZERO,
+            last_poll: SimTime::ZERO,
             cursor: 0,
             external: None,
             kip848: kip848::Kip848State::default(),
@@ -657,6 +661,7 @@ impl Consumer {
         if self.batch.is_some() || self.awaiting_commit.is_some() {
             return;
         }
+        self.last_poll = now;
         self.in_poll = false;
         self.epoch += 1;
         out.cancel(ConsumerTimer::PollWake { epoch: self.epoch });

@@ -68,6 +68,24 @@ pub enum Observation {
         /// End of processing of each record.
         ends: Vec<SimTime>,
     },
+    /// Records processed in a repeating pattern (fast stepping's periodic jump): the records
+    /// `first..first + n` (`n = ends.len()`) with these arrival and end times, then `repeats - 1`
+    /// more copies of them, copy `j` shifted by `j x n` offsets and `j x period` in time. The
+    /// same as `repeats` `Processed` observations of the shifted copies.
+    ProcessedPeriodic {
+        /// Partition.
+        tp: Tp,
+        /// First offset of the first copy.
+        first: u64,
+        /// Arrival time of each record of the first copy.
+        arrivals: Vec<SimTime>,
+        /// End of processing of each record of the first copy.
+        ends: Vec<SimTime>,
+        /// The time shift from one copy to the next.
+        period: SimTime,
+        /// Copies (at least 1).
+        repeats: u64,
+    },
     /// A new owner starts reading `tp` at offset `at_offset` (committed offset or reset): every
     /// offset below it that is never processed was skipped.
     Skip {

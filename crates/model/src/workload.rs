@@ -42,6 +42,23 @@ impl PartitionLog {
         PartitionLog { start, process }
     }
 
+    /// For a constant log whose arrivals are exactly `spacing` apart for every offset below
+    /// `limit` (the rate divides a second into whole nanoseconds, and the arithmetic of
+    /// [`PartitionLog::arrival`] is exact there): `Some((spacing, limit))`. Shifting such a log by
+    /// `d` offsets shifts its arrivals by exactly `d x spacing` (fast stepping's periodic jumps).
+    pub fn exact_spacing(&self) -> Option<(SimTime, u64)> {
+        let Process::Constant { rate_per_s } = self.process else { return None };
+        if rate_per_s <= 0.0 {
+            return None;
+        }
+        let spacing = NANOS_PER_SEC / rate_per_s;
+        // (offset + 1) x 1e9 is an exact f64 below 2^53, and so is its exact quotient.
+        let limit = (1u64 << 53) / 1_000_000_000;
+        let whole =
+            spacing.fract() == 0.0 && spacing >= 1.0 && spacing * rate_per_s == NANOS_PER_SEC;
+        whole.then(|| (SimTime::from_nanos(spacing as u64), limit))
+    }
+
     /// When offset `offset` arrives (`SimTime::MAX` if it never does).
     pub fn arrival(&mut self, offset: u64) -> SimTime {
         let start = self.start;
@@ -153,6 +170,22 @@ mod tests {
         assert_eq!(log.log_end(SimTime::from_millis(9)), 0);
         assert_eq!(log.log_end(SimTime::from_millis(10)), 1);
         assert_eq!(log.log_end(SimTime::from_secs(10)), 1000);
+    }
+
+    /// 100/s is 10 ms apart exactly; 3/s (333,333,333.3 ns) is not; Poisson never.
+    #[test]
+    fn exact_spacing_only_for_whole_nanosecond_gaps() {
+        let log = PartitionLog::constant(SimTime::from_millis(7), 100.0);
+        let (spacing, limit) = log.exact_spacing().expect("10 ms");
+        assert_eq!(spacing, SimTime::from_millis(10));
+        let mut log = log;
+        for k in [0u64, 1, 12_345, limit - 2] {
+            assert_eq!(log.arrival(k + 3) - log.arrival(k), SimTime::from_millis(30), "{k}");
+        }
+        assert_eq!(PartitionLog::constant(SimTime::ZERO, 3.0).exact_spacing(), None);
+        assert_eq!(PartitionLog::constant(SimTime::ZERO, 0.0).exact_spacing(), None);
+        let rng = sim_core::RngStreams::new(1).stream("w");
+        assert_eq!(PartitionLog::poisson(SimTime::ZERO, 100.0, rng).exact_spacing(), None);
     }
 
     #[test]

@@ -29,6 +29,7 @@ use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId, RANK_LAST};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+mod cycle;
 mod external;
 mod kip848;
 mod lazy;
@@ -194,6 +195,8 @@ struct Slot {
     lazy: Option<lazy::LazyStep>,
     /// The wake-up timer of the member's aside steps.
     wake: TimerId,
+    /// Known cycles of the member's aside steps (`world/cycle.rs`).
+    cycles: Vec<cycle::Cycle>,
 }
 
 impl Slot {
@@ -253,6 +256,11 @@ struct World<'o> {
     sample_every: SimTime,
     external: Option<external::External>,
     stepping: Stepping,
+    /// Every topic has constant arrivals and processing is constant: aside steps may repeat
+    /// exactly, and cycles are looked for.
+    periodic: bool,
+    /// Per topic and partition: `PartitionLog::exact_spacing`.
+    spacings: Vec<Vec<Option<(SimTime, u64)>>>,
     /// The queue rank of the event being handled (`lazy::rank_of`).
     current_rank: u64,
 }
@@ -320,6 +328,9 @@ impl<'o> World<'o> {
             sample_every: SimTime::from_secs(every_s),
             external,
             stepping: Stepping::Fast,
+            periodic: scenario.topics.iter().all(|t| t.arrival == Arrival::Constant)
+                && matches!(scenario.consumer.processing, scenario::Processing::Constant(_)),
+            spacings: vec![Vec::new(); order.len()],
             current_rank: RANK_LAST,
         };
         world.init(scenario);
@@ -384,6 +395,7 @@ impl<'o> World<'o> {
                     PartitionLog::poisson(now, rate, self.streams.indexed("workload", index))
                 }
             };
+            self.spacings[topic].push(log.exact_spacing());
             self.logs.logs[topic].push(log);
             let tp = Tp { topic: topic as u32, partition };
             self.parts.insert(tp, Part::new());
@@ -820,6 +832,7 @@ impl<'o> World<'o> {
             restart_pending: false,
             lazy: None,
             wake,
+            cycles: Vec::new(),
         });
         index
     }
@@ -899,6 +912,7 @@ impl<'o> World<'o> {
         s.paused = false;
         s.held.clear();
         s.disconnected = false;
+        s.cycles.clear();
         for id in s.timers.clone() {
             self.queue.cancel(id);
         }

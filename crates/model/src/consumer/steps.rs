@@ -2,7 +2,9 @@
 //! `world/lazy.rs`): which poll-loop step is pending, whether the next steps can only process
 //! records (no request, no callback), and until when that holds.
 
-use super::{Consumer, ConsumerTimer, Phase, RebalanceMode};
+use super::{Batch, Consumer, ConsumerTimer, Phase, RebalanceMode, NO_POSITION};
+use crate::processing::ProcessingSampler;
+use crate::types::Tp;
 use scenario::{Client, CommitPolicy};
 use sim_core::SimTime;
 
@@ -55,5 +57,184 @@ impl Consumer {
         let batch = self.batch.as_ref()?;
         let timer = ConsumerTimer::MaxPoll { epoch: batch.epoch };
         Some((timer, self.poll_deadline(batch.polled), batch.polled))
+    }
+}
+
+/// The part of a member's state that its quiet poll-loop steps change: positions, the fetch
+/// rotation, the poll epoch, and the batch in progress (fast stepping's periodic jumps copy
+/// and shift it).
+#[derive(Clone, Debug)]
+pub struct LoopState {
+    positions: Vec<(Tp, u64)>,
+    cursor: usize,
+    epoch: u64,
+    in_poll: bool,
+    last_poll: SimTime,
+    batch: Option<Batch>,
+}
+
+/// A shift between two loop states of the same cycle: later by `time`, every partition by its
+/// offset count (in owned order), the rotation and the epoch by their step counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopShift {
+    /// Time.
+    pub time: SimTime,
+    /// Offsets per owned partition, in partition order.
+    pub offsets: Vec<u64>,
+    /// Fetch rotation steps.
+    pub cursor: usize,
+    /// Polls.
+    pub epoch: u64,
+}
+
+impl LoopShift {
+    /// `to - from` (both states of one member, `to` the later, at times `to_at`/`from_at`).
+    pub fn between(from: &LoopState, from_at: SimTime, to: &LoopState, to_at: SimTime) -> Self {
+        LoopShift {
+            time: to_at - from_at,
+            offsets: to
+                .positions
+                .iter()
+                .zip(&from.positions)
+                .map(|(t, f)| t.1.wrapping_sub(f.1))
+                .collect(),
+            cursor: to.cursor.wrapping_sub(from.cursor),
+            epoch: to.epoch.wrapping_sub(from.epoch),
+        }
+    }
+
+    /// `self + times x other`.
+    pub fn plus(&self, other: &LoopShift, times: u64) -> LoopShift {
+        LoopShift {
+            time: self.time + SimTime::from_nanos(other.time.as_nanos() * times),
+            offsets: self
+                .offsets
+                .iter()
+                .zip(&other.offsets)
+                .map(|(a, b)| a.wrapping_add(b.wrapping_mul(times)))
+                .collect(),
+            cursor: self.cursor.wrapping_add(other.cursor.wrapping_mul(times as usize)),
+            epoch: self.epoch.wrapping_add(other.epoch.wrapping_mul(times)),
+        }
+    }
+}
+
+impl LoopState {
+    /// The partitions, in owned order (the order of a shift's offsets).
+    pub fn tps(&self) -> Vec<Tp> {
+        self.positions.iter().map(|p| p.0).collect()
+    }
+
+    /// When the poll that produced this state ran.
+    pub fn last_poll(&self) -> SimTime {
+        self.last_poll
+    }
+
+    /// This state moved by `shift`.
+    pub fn shifted(&self, shift: &LoopShift) -> LoopState {
+        let mut s = self.clone();
+        for ((_, p), d) in s.positions.iter_mut().zip(&shift.offsets) {
+            if *p != NO_POSITION {
+                *p = p.wrapping_add(*d);
+            }
+        }
+        s.cursor = s.cursor.wrapping_add(shift.cursor);
+        s.epoch = s.epoch.wrapping_add(shift.epoch);
+        s.last_poll += shift.time;
+        if let Some(b) = s.batch.as_mut() {
+            b.epoch = b.epoch.wrapping_add(shift.epoch);
+            b.end += shift.time;
+            b.polled += shift.time;
+            b.arrivals.iter_mut().chain(b.ends.iter_mut()).for_each(|t| *t += shift.time);
+            for (tp, first, _) in b.parts.iter_mut() {
+                let i = self.positions.binary_search_by_key(tp, |p| p.0).expect("an owned part");
+                *first = first.wrapping_add(shift.offsets[i]);
+            }
+        }
+        s
+    }
+}
+
+impl Consumer {
+    /// The loop state now.
+    pub fn loop_state(&self) -> LoopState {
+        LoopState {
+            positions: self.owned.iter().map(|(tp, p)| (*tp, *p)).collect(),
+            cursor: self.cursor,
+            epoch: self.epoch,
+            in_poll: self.in_poll,
+            last_poll: self.last_poll,
+            batch: self.batch.clone(),
+        }
+    }
+
+    /// Puts `state` (a shifted copy of an earlier state of this member, same partitions) in.
+    pub fn set_loop_state(&mut self, state: LoopState) {
+        debug_assert_eq!(state.positions.len(), self.owned.len());
+        for (p, (_, v)) in self.owned.values_mut().zip(state.positions) {
+            *p = v;
+        }
+        self.cursor = state.cursor;
+        self.epoch = state.epoch;
+        self.in_poll = state.in_poll;
+        self.last_poll = state.last_poll;
+        self.batch = state.batch;
+    }
+
+    /// When `poll()` last ran.
+    pub fn last_poll(&self) -> SimTime {
+        self.last_poll
+    }
+
+    /// What decides the member's coming quiet steps, relative to its last poll, or `None`
+    /// when they are not periodic in closed form (random processing times, a partition whose
+    /// arrivals are not exactly evenly spaced, offsets beyond exact arithmetic). Two states
+    /// with equal signatures evolve identically, shifted in time by the difference of their
+    /// last polls: every arrival still to come and every relative time is the same.
+    /// `next`: the pending step's kind (0 batch end, 1 poll wake-up) and time.
+    pub fn loop_signature(
+        &self,
+        logs: &mut dyn super::LogView,
+        spacing: &dyn Fn(Tp) -> Option<(SimTime, u64)>,
+        next: (u8, SimTime),
+        out: &mut Vec<i64>,
+    ) -> bool {
+        out.clear();
+        if !matches!(self.params.processing, ProcessingSampler::Constant(_))
+            || self.owned.is_empty()
+        {
+            return false;
+        }
+        let t = self.last_poll;
+        let rel = |at: SimTime| at.as_nanos() as i64 - t.as_nanos() as i64;
+        out.push(i64::from(next.0));
+        out.push(rel(next.1));
+        out.push((self.cursor % self.owned.len()) as i64);
+        out.push(i64::from(self.in_poll));
+        for (tp, position) in &self.owned {
+            out.push((i64::from(tp.topic) << 32) | i64::from(tp.partition));
+            if *position == NO_POSITION {
+                out.push(i64::MIN);
+                continue;
+            }
+            let Some((_, limit)) = spacing(*tp) else { return false };
+            if *position >= limit / 2 {
+                return false;
+            }
+            out.push(rel(logs.arrival(*tp, *position)));
+        }
+        if let Some(b) = &self.batch {
+            // A batch long enough to meet its max.poll.interval.ms is never copied.
+            if b.end - b.polled + SimTime::from_millis(500) >= self.params.max_poll_interval {
+                return false;
+            }
+            out.push(rel(b.polled));
+            out.push(rel(b.end));
+            for (tp, _, count) in &b.parts {
+                out.push((i64::from(tp.topic) << 32) | i64::from(tp.partition));
+                out.push(*count as i64);
+            }
+        }
+        true
     }
 }

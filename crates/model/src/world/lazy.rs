@@ -22,10 +22,15 @@
 //! the member went aside, so the `max.poll.interval.ms` timer of a batch run aside (armed, as
 //! of its poll, at the end of each catch-up) is always in the queue before it can expire.
 
+use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::{Ev, World};
 use crate::consumer::{ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer};
 use crate::types::Conn;
 use sim_core::{SimTime, RANK_LAST};
+
+/// Cycles kept per member (a message that wakes a waiting poll moves the fetch rotation by
+/// one, so a member alternates between a few cycles).
+pub(super) const MAX_CYCLES: usize = 4;
 
 /// How the world steps the members' poll loops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,20 +75,74 @@ impl World<'_> {
         self.catch_up_until(slot, now, inclusive);
     }
 
-    /// Runs the aside steps of `slot` due before `until` (and at `until` if `inclusive`).
+    /// Runs the aside steps of `slot` due before `until` (and at `until` if `inclusive`),
+    /// jumping along a known cycle of the member where one applies (`world/cycle.rs`).
     fn catch_up_until(&mut self, slot: usize, until: SimTime, inclusive: bool) {
         let mut ran = false;
+        let mut may_jump = self.periodic;
+        let mut recorder: Option<Recorder> = None;
         while let Some(step) = self.slots[slot].lazy {
             let due = step.at < until || (inclusive && step.at == until);
             if !due || !self.step_stays_quiet(slot, step.at) {
                 break;
             }
-            self.run_aside(slot, step);
+            if may_jump {
+                may_jump = false;
+                let loud = self.slots[slot].consumer.as_ref().map_or(SimTime::MAX, |c| c.loud_at());
+                if self.jump(slot, Bound { until, inclusive, loud }) {
+                    ran = true;
+                    continue;
+                }
+                recorder = Some(Recorder::default());
+                if let Some(signature) = self.signature(slot, step) {
+                    let snap = self.snapshot(slot, Vec::new());
+                    self.record(slot, &mut recorder, signature, snap);
+                }
+            }
+            let processed = self.run_aside(slot, step, recorder.is_some());
             ran = true;
+            if recorder.is_some() {
+                let Some(next) = self.slots[slot].lazy else { break };
+                match self.signature(slot, next) {
+                    Some(signature) => {
+                        let snap = self.snapshot(slot, processed);
+                        may_jump = self.record(slot, &mut recorder, signature, snap);
+                    }
+                    None => recorder = None,
+                }
+            }
         }
         if ran {
             self.sync_poll_timer(slot);
         }
+    }
+
+    /// The loop state of `slot` after a step that processed `processed`.
+    fn snapshot(&self, slot: usize, processed: Vec<Processed>) -> Snapshot {
+        let s = &self.slots[slot];
+        let consumer = s.consumer.as_ref().expect("an aside member is alive");
+        let next = s.lazy.expect("a pending step");
+        Snapshot { state: consumer.loop_state(), next, processed }
+    }
+
+    /// Records a snapshot; true when it closed a cycle (kept with the member, recording ends).
+    fn record(
+        &mut self,
+        slot: usize,
+        recorder: &mut Option<Recorder>,
+        signature: Vec<i64>,
+        snap: Snapshot,
+    ) -> bool {
+        let Some(r) = recorder.as_mut() else { return false };
+        let tps = snap.state.tps();
+        let Some(cycle) = r.push(signature, snap, tps) else { return false };
+        let cycles = &mut self.slots[slot].cycles;
+        if cycles.len() >= MAX_CYCLES {
+            cycles.remove(0);
+        }
+        cycles.push(cycle);
+        *recorder = None;
+        true
     }
 
     /// Whether the aside step at `at` is still quiet: before the auto-commit and before the
@@ -106,8 +165,9 @@ impl World<'_> {
         }
     }
 
-    /// Runs one aside step: the member's machine, then its `Processed` reports.
-    fn run_aside(&mut self, slot: usize, step: LazyStep) {
+    /// Runs one aside step: the member's machine, then its `Processed` reports (returned too
+    /// when `keep`).
+    fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
         let mut consumer = self.slots[slot].consumer.take().expect("an aside member is alive");
         let conn = consumer.conn();
         let mut out = ConsumerOutbox::default();
@@ -136,13 +196,17 @@ impl World<'_> {
             }
         }
         self.slots[slot].lazy = next;
+        let mut kept = Vec::new();
         for note in out.notes {
-            assert!(
-                matches!(note, ConsumerNote::Processed { .. }),
-                "a quiet poll step of {conn:?} reported {note:?}"
-            );
+            let ConsumerNote::Processed { tp, first, arrivals, ends } = &note else {
+                panic!("a quiet poll step of {conn:?} reported {note:?}");
+            };
+            if keep {
+                kept.push((*tp, *first, arrivals.clone(), ends.clone()));
+            }
             self.on_member_note(step.at, conn, note);
         }
+        kept
     }
 
     /// Puts the `max.poll.interval.ms` timer of the batch in progress in the queue, as of its

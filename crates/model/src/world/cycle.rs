@@ -1,0 +1,280 @@
+//! Periodic jumps of fast stepping: when a member's aside steps repeat (constant arrivals
+//! exactly evenly spaced, constant processing), whole stretches of them are applied at once.
+//!
+//! While a member catches up, the loop state after each aside step is recorded with its
+//! signature ([`Consumer::loop_signature`]: everything that decides the coming steps, relative
+//! to the last poll). When a signature repeats, the steps between the two are one *cycle*: from
+//! any state with the signature of a cycle phase, the member runs the cycle's steps again,
+//! shifted in time and offsets (the arrivals are exactly evenly spaced, so the same records
+//! are waiting at the same relative times). A jump then emits the records of the skipped
+//! steps (whole periods as one `ProcessedPeriodic` per partition, the rest as `Processed`)
+//! and sets the member's loop state to the recorded state of the phase it lands on, shifted.
+//! The cycle stays with the member for later catch-ups until an input changes it.
+
+use super::lazy::LazyStep;
+use super::World;
+use crate::consumer::{ConsumerTimer, LoopShift, LoopState};
+use crate::observe::Observation;
+use crate::types::Tp;
+use sim_core::SimTime;
+use std::collections::BTreeMap;
+
+/// Records processed at one step: partition, first offset, arrivals, ends.
+pub(super) type Processed = (Tp, u64, Vec<SimTime>, Vec<SimTime>);
+
+/// The state after one aside step.
+#[derive(Clone, Debug)]
+pub(super) struct Snapshot {
+    /// The member's loop state after the step.
+    pub state: LoopState,
+    /// Its pending step.
+    pub next: LazyStep,
+    /// What the step processed.
+    pub processed: Vec<Processed>,
+}
+
+/// One period of a member's repeating steps.
+#[derive(Clone, Debug)]
+pub(super) struct Cycle {
+    /// `snaps[0]` is the state the period starts from; `snaps[1..=n]` the states after each of
+    /// its `n` steps; `snaps[n]` is `snaps[0]` shifted by `period`.
+    snaps: Vec<Snapshot>,
+    period: LoopShift,
+    /// The member's partitions, in owned order (the offsets of a shift follow it).
+    tps: Vec<Tp>,
+    /// Signature -> phase (`0..n`).
+    phases: BTreeMap<Vec<i64>, usize>,
+}
+
+/// The recording of one catch-up, looking for a repeat.
+#[derive(Default)]
+pub(super) struct Recorder {
+    snaps: Vec<Snapshot>,
+    signatures: Vec<Vec<i64>>,
+    seen: BTreeMap<Vec<i64>, usize>,
+}
+
+/// Snapshots kept per catch-up while looking for a cycle.
+const MAX_RECORDED: usize = 256;
+
+impl Recorder {
+    /// Adds the state after a step; returns the cycle if its signature was seen before.
+    pub fn push(&mut self, signature: Vec<i64>, snap: Snapshot, tps: Vec<Tp>) -> Option<Cycle> {
+        if let Some(&start) = self.seen.get(&signature) {
+            let at = |s: &Snapshot| s.state.last_poll();
+            let from = &self.snaps[start];
+            let period = LoopShift::between(&from.state, at(from), &snap.state, at(&snap));
+            let mut snaps: Vec<Snapshot> = self.snaps[start..].to_vec();
+            snaps.push(snap);
+            let phases = self.signatures[start..].iter().cloned().zip(0..).collect();
+            return Some(Cycle { snaps, period, tps, phases });
+        }
+        if self.snaps.len() < MAX_RECORDED {
+            self.seen.insert(signature.clone(), self.snaps.len());
+            self.signatures.push(signature);
+            self.snaps.push(snap);
+        }
+        None
+    }
+}
+
+/// Where a jump may go: steps due before `until` (or at it if `inclusive`) and before `loud`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bound {
+    pub until: SimTime,
+    pub inclusive: bool,
+    pub loud: SimTime,
+}
+
+impl Bound {
+    fn admits(&self, at: SimTime) -> bool {
+        (at < self.until || (self.inclusive && at == self.until)) && at < self.loud
+    }
+}
+
+impl Cycle {
+    fn len(&self) -> usize {
+        self.snaps.len() - 1
+    }
+
+    /// The time of step `m` (1-based) after phase `q`, for a member at `S_q + shift`.
+    fn step_time(&self, q: usize, m: u64, shift: &LoopShift) -> SimTime {
+        let n = self.len() as u64;
+        let (wraps, phase) = ((q as u64 + m - 1) / n, (q as u64 + m - 1) % n);
+        let base = self.snaps[phase as usize].next.at + shift.time;
+        base + SimTime::from_nanos(self.period.time.as_nanos() * wraps)
+    }
+
+    /// How many steps from phase `q` fit in `bound` (capped so offsets stay exact).
+    fn steps_within(&self, q: usize, shift: &LoopShift, bound: Bound, max_periods: u64) -> u64 {
+        let n = self.len() as u64;
+        if !bound.admits(self.step_time(q, 1, shift)) {
+            return 0;
+        }
+        // Whole periods first (step times grow by one period per n steps), then single steps.
+        let (mut lo, mut hi) = (0u64, max_periods);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if bound.admits(self.step_time(q, mid * n, shift)) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let mut m = lo * n;
+        while m < lo * n + n && bound.admits(self.step_time(q, m + 1, shift)) {
+            m += 1;
+        }
+        m
+    }
+
+    fn shift_note(&self, note: &Processed, shift: &LoopShift) -> Processed {
+        let (tp, first, arrivals, ends) = note;
+        let i = self.tps.binary_search(tp).expect("a cycle processes its member's partitions");
+        let moved = |ts: &Vec<SimTime>| ts.iter().map(|t| *t + shift.time).collect();
+        (*tp, first.wrapping_add(shift.offsets[i]), moved(arrivals), moved(ends))
+    }
+
+    /// The records of steps `from + 1 ..= from + count` after phase `q` of a member at
+    /// `S_q + shift`, in step order.
+    fn notes(&self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
+        let n = self.len() as u64;
+        let mut out = Vec::new();
+        for m in from + 1..=from + count {
+            let (wraps, phase) = ((q as u64 + m - 1) / n, (q as u64 + m - 1) % n + 1);
+            let moved = shift.plus(&self.period, wraps);
+            for note in &self.snaps[phase as usize].processed {
+                out.push(self.shift_note(note, &moved));
+            }
+        }
+        out
+    }
+}
+
+/// One period of records per partition, concatenated in offset order.
+fn per_partition(notes: Vec<Processed>) -> BTreeMap<Tp, Processed> {
+    let mut by_tp: BTreeMap<Tp, Processed> = BTreeMap::new();
+    for (tp, first, arrivals, ends) in notes {
+        match by_tp.get_mut(&tp) {
+            Some(acc) => {
+                debug_assert_eq!(acc.1 + acc.3.len() as u64, first, "contiguous records");
+                acc.2.extend(arrivals);
+                acc.3.extend(ends);
+            }
+            None => {
+                by_tp.insert(tp, (tp, first, arrivals, ends));
+            }
+        }
+    }
+    by_tp
+}
+
+impl World<'_> {
+    /// Jumps `slot` along its cycle as far as `bound` allows; true if it moved.
+    pub(super) fn jump(&mut self, slot: usize, bound: Bound) -> bool {
+        if self.slots[slot].cycles.is_empty() {
+            return false;
+        }
+        let cycles = std::mem::take(&mut self.slots[slot].cycles);
+        let moved = cycles.iter().any(|cycle| self.jump_along(slot, cycle, bound));
+        self.slots[slot].cycles = cycles;
+        moved
+    }
+
+    fn jump_along(&mut self, slot: usize, cycle: &Cycle, bound: Bound) -> bool {
+        let Some(step) = self.slots[slot].lazy else { return false };
+        let Some(signature) = self.signature(slot, step) else { return false };
+        let Some(&q) = cycle.phases.get(&signature) else { return false };
+        let consumer = self.slots[slot].consumer.as_ref().expect("an aside member is alive");
+        let (state, at) = (consumer.loop_state(), consumer.last_poll());
+        let base = &cycle.snaps[q];
+        if state.tps() != cycle.tps || at < base.state.last_poll() {
+            return false;
+        }
+        let shift = LoopShift::between(&base.state, base.state.last_poll(), &state, at);
+        let max_periods = 1u64 << 20;
+        let m = cycle.steps_within(q, &shift, bound, max_periods);
+        if m == 0 {
+            return false;
+        }
+        let n = cycle.len() as u64;
+        let periods = m / n;
+        let now = cycle.step_time(q, m, &shift);
+        if periods > 0 {
+            let one_period = per_partition(cycle.notes(q, 0, n, &shift));
+            for (tp, first, arrivals, ends) in one_period.into_values() {
+                self.emit_periodic(tp, first, arrivals, ends, cycle.period.time, periods);
+            }
+        }
+        for (tp, first, arrivals, ends) in cycle.notes(q, periods * n, m - periods * n, &shift) {
+            self.emit_processed(now, tp, first, arrivals, ends);
+        }
+        let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);
+        let total = shift.plus(&cycle.period, wraps);
+        let target = &cycle.snaps[phase];
+        let consumer = self.slots[slot].consumer.as_mut().expect("an aside member is alive");
+        consumer.set_loop_state(target.state.shifted(&total));
+        self.slots[slot].lazy = Some(shift_step(target.next, &total));
+        true
+    }
+
+    /// The signature of `slot`'s loop state with pending step `step` (None: not periodic).
+    pub(super) fn signature(&mut self, slot: usize, step: LazyStep) -> Option<Vec<i64>> {
+        if !self.periodic {
+            return None;
+        }
+        let consumer = self.slots[slot].consumer.as_ref()?;
+        let kind = u8::from(matches!(step.timer, ConsumerTimer::PollWake { .. }));
+        let spacings = &self.spacings;
+        let spacing = |tp: Tp| spacings[tp.topic as usize][tp.partition as usize];
+        let mut out = Vec::new();
+        let armed = step.armed.as_nanos() as i64 - consumer.last_poll().as_nanos() as i64;
+        let ok = consumer.loop_signature(&mut self.logs, &spacing, (kind, step.at), &mut out);
+        out.push(armed);
+        ok.then_some(out)
+    }
+
+    /// Frontier and observation of records processed at a (jumped) step.
+    fn emit_processed(
+        &mut self,
+        _at: SimTime,
+        tp: Tp,
+        first: u64,
+        arrivals: Vec<SimTime>,
+        ends: Vec<SimTime>,
+    ) {
+        let part = self.parts.get_mut(&tp).expect("known partition");
+        part.frontier = part.frontier.max(first + ends.len() as u64);
+        self.observer.observe(Observation::Processed { tp, first, arrivals, ends });
+    }
+
+    fn emit_periodic(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        arrivals: Vec<SimTime>,
+        ends: Vec<SimTime>,
+        period: SimTime,
+        repeats: u64,
+    ) {
+        let part = self.parts.get_mut(&tp).expect("known partition");
+        part.frontier = part.frontier.max(first + ends.len() as u64 * repeats);
+        let observation =
+            Observation::ProcessedPeriodic { tp, first, arrivals, ends, period, repeats };
+        self.observer.observe(observation);
+    }
+}
+
+/// `step` moved by `shift` (time and poll epoch).
+fn shift_step(step: LazyStep, shift: &LoopShift) -> LazyStep {
+    let timer = match step.timer {
+        ConsumerTimer::BatchDone { epoch } => {
+            ConsumerTimer::BatchDone { epoch: epoch.wrapping_add(shift.epoch) }
+        }
+        ConsumerTimer::PollWake { epoch } => {
+            ConsumerTimer::PollWake { epoch: epoch.wrapping_add(shift.epoch) }
+        }
+        other => other,
+    };
+    LazyStep { at: step.at + shift.time, timer, armed: step.armed + shift.time }
+}
