@@ -729,6 +729,62 @@ mod tests {
     }
 
     #[test]
+    fn periodic_deliveries_fold_like_their_copies() {
+        // A 3-record pattern (latencies 1, 2 and 4 ms), 4 copies 30 ms apart, after offsets
+        // 0..5 were already processed once: the copies cover 3..15, so 3..5 are reprocessed
+        // (no latency), 5..15 are new: pattern records 2,0,1,2,0,1,2,0,1,2 -> 4 x 4 ms,
+        // 3 x 1 ms, 3 x 2 ms. The same fold as the 4 copies observed one by one.
+        let labels = RunLabels {
+            scenario: "s".into(),
+            protocol: "eager".into(),
+            assignor: "range".into(),
+            static_membership: false,
+            seed: 1,
+            duration: s(1_000),
+        };
+        let arrivals = vec![s(100), s(110), s(120)];
+        let ends = vec![s(101), s(112), s(124)];
+        let fold = |periodic: bool| {
+            let mut c = Collector::new(labels.clone());
+            c.observe(Observation::Topics { names: vec!["t".into()], partitions: vec![1] });
+            c.observe(access(0, 0, Some("a"), PartState::Consuming, 0));
+            c.observe(processed(0, 0, 5, 0, 50));
+            if periodic {
+                c.observe(Observation::ProcessedPeriodic {
+                    tp: tp(0),
+                    first: 3,
+                    arrivals: arrivals.clone(),
+                    ends: ends.clone(),
+                    period: s(30),
+                    repeats: 4,
+                });
+            } else {
+                for j in 0..4u64 {
+                    let at = |v: &Vec<SimTime>| v.iter().map(|t| *t + s(30 * j)).collect();
+                    c.observe(Observation::Processed {
+                        tp: tp(0),
+                        first: 3 + 3 * j,
+                        arrivals: at(&arrivals),
+                        ends: at(&ends),
+                    });
+                }
+            }
+            c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 20)], events: 1 });
+            c
+        };
+        let (a, b) = (fold(true), fold(false));
+        assert_eq!(a.e2e_us, b.e2e_us);
+        assert_eq!(a.e2e_max_us, 50_000); // The first delivery: 50 ms.
+        assert_eq!(a.e2e_us.len(), 5 + 10);
+        assert_eq!(a.e2e_us.count_at(4_000), 4);
+        assert_eq!(a.e2e_us.count_at(1_000), 3);
+        let (a, b) = (a.finish(), b.finish());
+        assert_eq!(a, b);
+        let summary = a.summary.expect("a summary");
+        assert_eq!((summary.records_processed, summary.records_reprocessed), (17, 2));
+    }
+
+    #[test]
     #[should_panic(expected = "conservation")]
     fn processing_beyond_the_log_is_a_bug() {
         let labels = RunLabels {

@@ -667,7 +667,9 @@ impl<'o> World<'o> {
 
     /// Runs the member machine on `input` and applies its outbox.
     fn deliver(&mut self, now: SimTime, slot: usize, input: ConsumerInput) {
-        self.touch(slot, now);
+        if !lazy::ignores_poll_loop(&input) {
+            self.touch(slot, now);
+        }
         let Some(mut consumer) = self.slots[slot].consumer.take() else { return };
         let conn = consumer.conn();
         let mut out = ConsumerOutbox::default();

@@ -44,6 +44,9 @@ pub(super) struct Cycle {
     tps: Vec<Tp>,
     /// Signature -> phase (`0..n`).
     phases: BTreeMap<Vec<i64>, usize>,
+    /// `(q, r)` -> the records of the `r` steps after phase `q`, per partition, in the frame
+    /// of the recorded cycle (computed on first use).
+    records: BTreeMap<(usize, u64), Vec<Processed>>,
 }
 
 /// The recording of one catch-up, looking for a repeat.
@@ -67,7 +70,7 @@ impl Recorder {
             let mut snaps: Vec<Snapshot> = self.snaps[start..].to_vec();
             snaps.push(snap);
             let phases = self.signatures[start..].iter().cloned().zip(0..).collect();
-            return Some(Cycle { snaps, period, tps, phases });
+            return Some(Cycle { snaps, period, tps, phases, records: BTreeMap::new() });
         }
         if self.snaps.len() < MAX_RECORDED {
             self.seen.insert(signature.clone(), self.snaps.len());
@@ -128,45 +131,51 @@ impl Cycle {
         m
     }
 
-    fn shift_note(&self, note: &Processed, shift: &LoopShift) -> Processed {
-        let (tp, first, arrivals, ends) = note;
-        let i = self.tps.binary_search(tp).expect("a cycle processes its member's partitions");
-        let moved = |ts: &Vec<SimTime>| ts.iter().map(|t| *t + shift.time).collect();
-        (*tp, first.wrapping_add(shift.offsets[i]), moved(arrivals), moved(ends))
+    /// The records of the `count` (at most one period) steps after `from` whole periods after
+    /// phase `q`, for a member at `S_q + shift`, per partition in offset order.
+    fn records(&mut self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
+        let n = self.len() as u64;
+        debug_assert!(count <= n && from % n == 0);
+        if !self.records.contains_key(&(q, count)) {
+            let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
+            let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
+            let records = self.notes(q, 0, count, &zero);
+            self.records.insert((q, count), records);
+        }
+        let moved = shift.plus(&self.period, from / n);
+        self.records[&(q, count)]
+            .iter()
+            .map(|(tp, first, arrivals, ends)| {
+                let i = self.tps.binary_search(tp).expect("an owned partition");
+                let at = |ts: &Vec<SimTime>| ts.iter().map(|t| *t + moved.time).collect();
+                (*tp, first.wrapping_add(moved.offsets[i]), at(arrivals), at(ends))
+            })
+            .collect()
     }
 
     /// The records of steps `from + 1 ..= from + count` after phase `q` of a member at
-    /// `S_q + shift`, in step order.
+    /// `S_q + shift`, per partition in offset order (they are contiguous per partition).
     fn notes(&self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
         let n = self.len() as u64;
-        let mut out = Vec::new();
+        let mut by_tp: BTreeMap<Tp, Processed> = BTreeMap::new();
+        let mut moved: Option<(u64, LoopShift)> = None;
         for m in from + 1..=from + count {
             let (wraps, phase) = ((q as u64 + m - 1) / n, (q as u64 + m - 1) % n + 1);
-            let moved = shift.plus(&self.period, wraps);
+            if moved.as_ref().is_none_or(|(w, _)| *w != wraps) {
+                moved = Some((wraps, shift.plus(&self.period, wraps)));
+            }
+            let (_, moved) = moved.as_ref().expect("set above");
             for note in &self.snaps[phase as usize].processed {
-                out.push(self.shift_note(note, &moved));
-            }
-        }
-        out
-    }
-}
-
-/// One period of records per partition, concatenated in offset order.
-fn per_partition(notes: Vec<Processed>) -> BTreeMap<Tp, Processed> {
-    let mut by_tp: BTreeMap<Tp, Processed> = BTreeMap::new();
-    for (tp, first, arrivals, ends) in notes {
-        match by_tp.get_mut(&tp) {
-            Some(acc) => {
+                let i = self.tps.binary_search(&note.0).expect("an owned partition");
+                let first = note.1.wrapping_add(moved.offsets[i]);
+                let acc = by_tp.entry(note.0).or_insert_with(|| (note.0, first, vec![], vec![]));
                 debug_assert_eq!(acc.1 + acc.3.len() as u64, first, "contiguous records");
-                acc.2.extend(arrivals);
-                acc.3.extend(ends);
-            }
-            None => {
-                by_tp.insert(tp, (tp, first, arrivals, ends));
+                acc.2.extend(note.2.iter().map(|t| *t + moved.time));
+                acc.3.extend(note.3.iter().map(|t| *t + moved.time));
             }
         }
+        by_tp.into_values().collect()
     }
-    by_tp
 }
 
 impl World<'_> {
@@ -175,13 +184,13 @@ impl World<'_> {
         if self.slots[slot].cycles.is_empty() {
             return false;
         }
-        let cycles = std::mem::take(&mut self.slots[slot].cycles);
-        let moved = cycles.iter().any(|cycle| self.jump_along(slot, cycle, bound));
+        let mut cycles = std::mem::take(&mut self.slots[slot].cycles);
+        let moved = cycles.iter_mut().any(|cycle| self.jump_along(slot, cycle, bound));
         self.slots[slot].cycles = cycles;
         moved
     }
 
-    fn jump_along(&mut self, slot: usize, cycle: &Cycle, bound: Bound) -> bool {
+    fn jump_along(&mut self, slot: usize, cycle: &mut Cycle, bound: Bound) -> bool {
         let Some(step) = self.slots[slot].lazy else { return false };
         let Some(signature) = self.signature(slot, step) else { return false };
         let Some(&q) = cycle.phases.get(&signature) else { return false };
@@ -201,12 +210,13 @@ impl World<'_> {
         let periods = m / n;
         let now = cycle.step_time(q, m, &shift);
         if periods > 0 {
-            let one_period = per_partition(cycle.notes(q, 0, n, &shift));
-            for (tp, first, arrivals, ends) in one_period.into_values() {
+            for (tp, first, arrivals, ends) in cycle.records(q, 0, n, &shift) {
                 self.emit_periodic(tp, first, arrivals, ends, cycle.period.time, periods);
             }
         }
-        for (tp, first, arrivals, ends) in cycle.notes(q, periods * n, m - periods * n, &shift) {
+        let rest = m - periods * n;
+        let rest = if rest > 0 { cycle.records(q, periods * n, rest, &shift) } else { Vec::new() };
+        for (tp, first, arrivals, ends) in rest {
             self.emit_processed(now, tp, first, arrivals, ends);
         }
         let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);

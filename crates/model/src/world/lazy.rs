@@ -63,6 +63,17 @@ pub(super) fn rank_of(ev: &Ev) -> u64 {
     }
 }
 
+/// Inputs whose handling by a steady member neither reads nor changes its poll loop, so its
+/// aside steps may stay aside: the heartbeat timer (sends a heartbeat from the group state
+/// alone) and a commit response (a quiet member awaits none; only the outcome is reported).
+pub(super) fn ignores_poll_loop(input: &ConsumerInput) -> bool {
+    matches!(
+        input,
+        ConsumerInput::Timer(ConsumerTimer::Heartbeat)
+            | ConsumerInput::Message(crate::types::ToMember::Commit { .. })
+    )
+}
+
 /// Whether `timer` is a poll-loop step (ranked by slot).
 pub(super) fn is_poll_step(timer: ConsumerTimer) -> bool {
     matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
