@@ -135,7 +135,7 @@ impl Cycle {
     /// phase `q`, for a member at `S_q + shift`, per partition in offset order.
     fn records(&mut self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
         let n = self.len() as u64;
-        debug_assert!(count <= n && from % n == 0);
+        debug_assert!(count <= n && from.is_multiple_of(n));
         if !self.records.contains_key(&(q, count)) {
             let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
             let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
