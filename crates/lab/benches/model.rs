@@ -1,6 +1,7 @@
 //! Hot paths of a protocol run, end to end (model + metrics fold), so a slowdown shows up in
-//! review: one join rebalance of a 1,000-member group, and the steady-state poll loop of one
-//! member. `cargo bench -p lab --bench model`.
+//! review: one join rebalance of a 1,000-member group, and the steady-state advance of one
+//! member (fast stepping, which jumps over repeating poll-loop cycles, and plain stepping, one
+//! queued event per step). `cargo bench -p lab --bench model`.
 // criterion_group! generates undocumented functions.
 #![allow(missing_docs)]
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -61,9 +62,11 @@ fn steady_member(c: &mut Criterion) {
     group.throughput(Throughput::Elements(60_000));
     let s = scenario(1, 10, 100.0, "60s");
     let spec = protocol("eager:range");
-    group.bench_function("one_member_60s_60k_records", |b| {
-        b.iter(|| lab::run_protocol(&s, spec, 1).expect("runs"))
-    });
+    for (name, stepping) in [("fast", lab::Stepping::Fast), ("plain", lab::Stepping::Plain)] {
+        group.bench_function(format!("one_member_60s_60k_records_{name}"), |b| {
+            b.iter(|| lab::run_protocol_stepped(&s, spec, 1, stepping).expect("runs"))
+        });
+    }
     group.finish();
 }
 
