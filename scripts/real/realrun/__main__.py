@@ -45,15 +45,16 @@ def renamed(sc: Scenario, suffix: str) -> Scenario:
     return dataclasses.replace(sc, topics=[dataclasses.replace(t, name=f"{t.name}-{suffix}") for t in sc.topics])
 
 
-GROUP_APIS = {11: "JoinGroup", 13: "LeaveGroup", 14: "SyncGroup"}
+REQUEST_APIS = {0: "Produce", 1: "Fetch", 11: "JoinGroup", 13: "LeaveGroup", 14: "SyncGroup"}
 
 
-def write_group_requests(path: Path, mock: MockCluster, t0: float) -> None:
-    """The classic group requests the mock received, as seconds since t0 (recorder format)."""
+def write_requests(path: Path, mock: MockCluster, t0: float) -> None:
+    """The classic group requests, and the Produce and Fetch requests, the mock received, as
+    seconds since t0 (recorder format; Produce/Fetch only for scripts/real/latency.py)."""
     with open(path, "w") as f:
         f.writelines(
-            json.dumps({"k": "req", "api": GROUP_APIS[key], "t_s": wall - t0}) + "\n"
-            for key, wall in mock.requests(set(GROUP_APIS))
+            json.dumps({"k": "req", "api": REQUEST_APIS[key], "t_s": round(wall - t0, 6)}) + "\n"
+            for key, wall in mock.requests(set(REQUEST_APIS))
         )
 
 
@@ -90,7 +91,7 @@ def run_one(sc: Scenario, spec: ProtocolSpec, args: argparse.Namespace, raw: Pat
         try:
             mock.start_request_tracking()
             t0 = execute(sc, spec, bootstrap, raw / raw_name(spec), f"{sc.name}-{raw_name(spec)}")
-            write_group_requests(raw / raw_name(spec) / "mock_requests.jsonl", mock, t0)
+            write_requests(raw / raw_name(spec) / "mock_requests.jsonl", mock, t0)
         finally:
             mock.close()
         return sc

@@ -1,7 +1,9 @@
 """One group member as its own OS process: `python -m realrun.member ARGS_JSON`.
 
-The process is started ahead of its moment (`start_at_s`), creates its consumer and waits, so
-that interpreter start-up does not shift the scenario's timing. It then subscribes with the scenario's consumer config and runs a poll loop: consume a
+The process is started ahead of its moment (`start_at_s`) and waits, so that interpreter
+start-up (imports) does not shift the scenario's timing. At its moment it creates its consumer
+(not earlier: librdkafka's auto-commit timer runs from the consumer's creation) and subscribes
+with the scenario's consumer config, then runs a poll loop: consume a
 batch, process each record (sleep the processing time), record it. Control from the
 orchestrator: SIGTERM = graceful leave (close(): commit and LeaveGroup), a line
 `stall SECONDS` on stdin = the current batch takes that much longer (heartbeats go on in
@@ -37,10 +39,12 @@ class Member:
         self.leave_requested = False
         self.stall_s = 0.0
         self.lock = threading.Lock()
-        self.consumer = Consumer(args["config"])
         delay = args["start_at_s"] - self.out.now()
         if delay > 0:
             time.sleep(delay)  # started early so that imports do not delay the scenario's moment
+        # Created only now: librdkafka starts its auto-commit timer (auto.commit.interval.ms)
+        # when the consumer is created, and the simulator starts it when the member starts.
+        self.consumer = Consumer(args["config"])
         self.consumer.subscribe(
             args["topics"], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )

@@ -1,8 +1,10 @@
 """The load: `python -m realrun.producer ARGS_JSON` appends records at the scenario's rates.
 
-Each record's value is its arrival time (seconds since t0, taken when produce() is called), so
-members compute end-to-end latency from the producer's own clock. Acknowledged records are
-recorded with their offsets; SIGTERM stops producing and flushes what is in flight.
+Each record's value is the time produce() was called (seconds since t0). Acknowledged records
+are recorded with their offsets, that produce() time (`a`) and the time of their delivery report
+(`ack`): the broker has appended the record by then, and it is the closest moment to the
+append (DESIGN section 5's arrival) that a client can observe; the produce() time is earlier by
+the producer's linger and batching. SIGTERM stops producing and flushes what is in flight.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ from .recorder import Writer
 def first_arrivals(
     rates: list[tuple[str, int, float]], poisson: bool, rng: random.Random
 ) -> list[tuple[float, str, int, float]]:
-    """The first scheduled arrival per partition: (time, topic, partition, rate)."""
+    """The first scheduled arrival per partition: (time, topic, partition, rate).
+
+    Constant: offset k of every partition is due at (k + 1) / rate, in phase across partitions,
+    as the simulator's constant arrivals (crates/model/src/workload.rs); a member owning two
+    partitions gets two records at once. Poisson: seeded exponential gaps."""
     heap = []
     for topic, part, rate in rates:
         if rate > 0:
-            first = rng.expovariate(rate) if poisson else (part + 0.5) / (rate * max(1, len(rates)))
+            first = rng.expovariate(rate) if poisson else 1.0 / rate
             heap.append((first, topic, part, rate))
     heapq.heapify(heap)
     return heap
@@ -45,9 +51,9 @@ def main() -> None:
 
     def delivered(err: Any, msg: Any) -> None:
         if err is None:
-            out.write(
-                {"k": "d", "t": msg.topic(), "p": msg.partition(), "o": msg.offset(), "a": float(msg.value().decode())}
-            )
+            ack = out.now()
+            a = float(msg.value().decode())
+            out.write({"k": "d", "t": msg.topic(), "p": msg.partition(), "o": msg.offset(), "a": a, "ack": ack})
         else:
             out.write({"k": "fail", "t": msg.topic(), "p": msg.partition(), "err": str(err)})
 

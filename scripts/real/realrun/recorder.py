@@ -4,13 +4,16 @@ Each process appends one JSON object per line, flushed at once (a SIGKILLed memb
 the line it was writing). Times are seconds since the run's t0 (wall clock, shared by all
 processes on one host). Kinds:
 
-- producer.jsonl: `{"k":"d","t":topic,"p":part,"o":offset,"a":arrival_s}` per acknowledged record.
+- producer.jsonl: `{"k":"d","t":topic,"p":part,"o":offset,"a":produce_s,"ack":ack_s}` per
+  acknowledged record: `a` when produce() was called, `ack` when its delivery report arrived.
+  The record's arrival (DESIGN section 5: its append to the partition) is taken as `ack`
+  (records made before `ack` was recorded: `a`); the run's window is cut by `a`.
 - <member>-<incarnation>.jsonl: `start` (subscribed), `assign`/`revoke`/`lost` (callback, with
   `parts` = [[topic, part], ...]), `p` (one processed record: `t`,`p`,`o`,`a`,`s` start,`e` end),
   `gap` (a poll gap over 1 s: `from`,`to`), `leave` (close() called), `closed`, `err`.
 - events.jsonl (orchestrator): `spawn`, `crash`, `pause`, `resume`, `stall`, `leave`, `end`.
-- mock_requests.jsonl (mock runs only): `{"k":"req","api":"JoinGroup"|"SyncGroup"|"LeaveGroup","t_s"}`
-  as the mock cluster received them.
+- mock_requests.jsonl (mock runs only): `{"k":"req","api":"JoinGroup"|"SyncGroup"|"LeaveGroup"|
+  "Produce"|"Fetch","t_s"}` as the mock cluster received them (Produce and Fetch since issue #10).
 """
 
 from __future__ import annotations
@@ -149,7 +152,7 @@ def load_record(run_dir: Path, duration_s: float, partitions: list[TP], max_poll
     for o in _lines(run_dir / "producer.jsonl"):
         rec.lines += 1
         if o["k"] == "d" and o["a"] < duration_s:
-            rec.produced.setdefault((o["t"], o["p"]), {})[o["o"]] = o["a"]
+            rec.produced.setdefault((o["t"], o["p"]), {})[o["o"]] = o.get("ack", o["a"])
     starts = _load_events(rec, run_dir / "events.jsonl")
     for path in sorted(run_dir.glob("member-*.jsonl")):
         _, member, inc = path.stem.split("-")
