@@ -55,18 +55,39 @@ pub fn to_csv_bytes<T: Serialize + Columns>(rows: &[T]) -> io::Result<Vec<u8>> {
     writer.into_inner().map_err(|e| io::Error::other(e.to_string()))
 }
 
-/// Writes the five CSV files of a `run` for all its protocol runs into `dir`.
+/// Writes the five CSV files of a `run` for all its protocol runs into `dir`. Rows are
+/// streamed into each file (no copy of a report's rows, no whole file in memory: a large run's
+/// ownership timeline can hold tens of millions of rows).
 pub fn write_run_outputs(dir: &Path, reports: &[RunReport]) -> io::Result<()> {
-    let summaries: Vec<SummaryRow> = reports.iter().filter_map(|r| r.summary.clone()).collect();
-    let partitions: Vec<PartitionRow> = reports.iter().flat_map(|r| r.partitions.clone()).collect();
-    let rebalances: Vec<RebalanceRow> = reports.iter().flat_map(|r| r.rebalances.clone()).collect();
-    let ownership: Vec<OwnershipRow> = reports.iter().flat_map(|r| r.ownership.clone()).collect();
-    let timeline: Vec<TimelineRow> = reports.iter().flat_map(|r| r.timeline.clone()).collect();
-    write_atomic(&dir.join(SUMMARY_CSV), &to_csv_bytes(&summaries)?)?;
-    write_atomic(&dir.join(PARTITIONS_CSV), &to_csv_bytes(&partitions)?)?;
-    write_atomic(&dir.join(REBALANCES_CSV), &to_csv_bytes(&rebalances)?)?;
-    write_atomic(&dir.join(OWNERSHIP_CSV), &to_csv_bytes(&ownership)?)?;
-    write_atomic(&dir.join(TIMELINE_CSV), &to_csv_bytes(&timeline)?)?;
+    let summaries = reports.iter().filter_map(|r| r.summary.as_ref());
+    write_rows_atomic(&dir.join(SUMMARY_CSV), summaries)?;
+    write_rows_atomic(&dir.join(PARTITIONS_CSV), reports.iter().flat_map(|r| &r.partitions))?;
+    write_rows_atomic(&dir.join(REBALANCES_CSV), reports.iter().flat_map(|r| &r.rebalances))?;
+    write_rows_atomic(&dir.join(OWNERSHIP_CSV), reports.iter().flat_map(|r| &r.ownership))?;
+    write_rows_atomic(&dir.join(TIMELINE_CSV), reports.iter().flat_map(|r| &r.timeline))?;
+    Ok(())
+}
+
+/// Writes `rows` as CSV with a header line to `path` atomically (as [`write_atomic`]),
+/// serialising them one by one into the temporary file.
+pub fn write_rows_atomic<'a, T: Serialize + Columns + 'a>(
+    path: &Path,
+    rows: impl Iterator<Item = &'a T>,
+) -> io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let buffered = io::BufWriter::with_capacity(1 << 20, tmp);
+    let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(buffered);
+    writer.write_record(T::COLUMNS)?;
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    let buffered = writer.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
+    let tmp = buffered.into_inner().map_err(|e| e.into_error())?;
+    tmp.as_file().sync_all()?;
+    set_readable_by_all(tmp.as_file())?;
+    tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 
