@@ -51,6 +51,15 @@ impl Consumer {
         }
     }
 
+    /// Whether the batch in progress is a full `max.poll.records` batch: the member is working
+    /// through a backlog, where steps do not repeat (fast stepping does not look for cycles).
+    pub fn in_full_batch(&self) -> bool {
+        self.batch.as_ref().is_some_and(|b| {
+            let records: usize = b.parts.iter().map(|p| p.2).sum();
+            records as u64 >= u64::from(self.params.max_poll_records)
+        })
+    }
+
     /// The `max.poll.interval.ms` timer of the batch in progress: the timer, when it expires,
     /// and when the poll that armed it ran.
     pub fn batch_poll_timer(&self) -> Option<(ConsumerTimer, SimTime, SimTime)> {

@@ -104,14 +104,21 @@ impl World<'_> {
                     ran = true;
                     continue;
                 }
-                recorder = Some(Recorder::default());
-                if let Some(signature) = self.signature(slot, step) {
-                    let snap = self.snapshot(slot, Vec::new());
-                    self.record(slot, &mut recorder, signature, snap);
+                // Full batches mean a backlog, not a cycle: look again once it is worked off.
+                let backlog = self.slots[slot].consumer.as_ref().is_some_and(|c| c.in_full_batch());
+                if !backlog {
+                    recorder = Some(Recorder::default());
+                    if let Some(signature) = self.signature(slot, step) {
+                        let snap = self.snapshot(slot, Vec::new());
+                        self.record(slot, &mut recorder, signature, snap);
+                    }
                 }
             }
             let processed = self.run_aside(slot, step, recorder.is_some());
             ran = true;
+            if recorder.is_none() && self.periodic {
+                may_jump = !self.slots[slot].consumer.as_ref().is_some_and(|c| c.in_full_batch());
+            }
             if recorder.is_some() {
                 let Some(next) = self.slots[slot].lazy else { break };
                 match self.signature(slot, next) {
