@@ -95,6 +95,10 @@ pub trait LogView {
     fn log_end(&mut self, tp: Tp, at: SimTime) -> u64;
     /// When `offset` of `tp` arrives.
     fn arrival(&mut self, tp: Tp, offset: u64) -> SimTime;
+    /// `max(known, log_end(tp, at))`: a reader at position `known` needs no more.
+    fn log_end_from(&mut self, tp: Tp, at: SimTime, known: u64) -> u64 {
+        self.log_end(tp, at).max(known)
+    }
 }
 
 /// What the world hands a consumer with each input.
@@ -829,7 +833,9 @@ impl Consumer {
             if position == NO_POSITION {
                 continue;
             }
-            let take = env.log.log_end(tp, visible).saturating_sub(position).min(budget);
+            // Only records from the position on matter: search the log from there.
+            let end = env.log.log_end_from(tp, visible, position);
+            let take = end.saturating_sub(position).min(budget);
             if take > 0 {
                 parts.push((tp, position, take as usize));
                 self.owned.insert(tp, position + take);

@@ -79,6 +79,39 @@ impl PartitionLog {
         }
     }
 
+    /// `max(known, log_end(at))`, found by galloping forward from `known` instead of searching
+    /// the whole Poisson history: a consumer at position `known` reads the hot end of the log.
+    pub fn log_end_from(&mut self, at: SimTime, known: u64) -> u64 {
+        let Process::Poisson { rate_per_s, base, .. } = &self.process else {
+            return self.log_end(at).max(known);
+        };
+        if *rate_per_s <= 0.0 || known < *base || at < self.start {
+            return self.log_end(at).max(known);
+        }
+        let mut end = known;
+        let mut step = 1;
+        // Invariant: `end` is at most the answer (arrivals grow with the offset).
+        loop {
+            let probe = end + step - 1;
+            if self.arrival(probe) > at {
+                break;
+            }
+            end = probe + 1;
+            step *= 2;
+        }
+        // The first offset arriving after `at` is in `end..end + step`: bisect.
+        let (mut lo, mut hi) = (end, end + step - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.arrival(mid) > at {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
     /// How many records have arrived by `at` (inclusive): the log end offset.
     pub fn log_end(&mut self, at: SimTime) -> u64 {
         if at < self.start {
@@ -186,6 +219,22 @@ mod tests {
         assert_eq!(PartitionLog::constant(SimTime::ZERO, 0.0).exact_spacing(), None);
         let rng = sim_core::RngStreams::new(1).stream("w");
         assert_eq!(PartitionLog::poisson(SimTime::ZERO, 100.0, rng).exact_spacing(), None);
+    }
+
+    /// Galloping from a known prefix gives the same log end as the full search (and never
+    /// less than the prefix).
+    #[test]
+    fn log_end_from_a_known_prefix_equals_log_end() {
+        let rng = sim_core::RngStreams::new(7).stream("w");
+        let mut log = PartitionLog::poisson(SimTime::from_millis(3), 250.0, rng);
+        let mut reference = log.clone();
+        for ms in [0u64, 2, 3, 4, 10, 77, 500, 501, 2_000] {
+            let at = SimTime::from_millis(ms);
+            let end = reference.log_end(at);
+            for known in [0, end / 2, end.saturating_sub(1), end, end + 3] {
+                assert_eq!(log.log_end_from(at, known), end.max(known), "at {ms} ms from {known}");
+            }
+        }
     }
 
     #[test]

@@ -179,6 +179,9 @@ impl LogView for Logs {
     fn arrival(&mut self, tp: Tp, offset: u64) -> SimTime {
         self.logs[tp.topic as usize][tp.partition as usize].arrival(offset)
     }
+    fn log_end_from(&mut self, tp: Tp, at: SimTime, known: u64) -> u64 {
+        self.logs[tp.topic as usize][tp.partition as usize].log_end_from(at, known)
+    }
 }
 
 struct Slot {
