@@ -519,7 +519,9 @@ impl Observer for Collector {
             }
             Observation::Commit { ok, .. } => self.commits_failed += u64::from(!ok),
             Observation::MaxPollExpired { .. } => {}
-            Observation::Sample { at, produced, members } => self.on_sample(at, produced, members),
+            Observation::Sample { at, produced, members, unreported } => {
+                self.on_sample(at, produced.saturating_sub(unreported), members)
+            }
             Observation::End { at, produced, events } => {
                 for (tp, n) in produced {
                     self.parts.entry(tp).or_insert_with(|| PartMetrics::new(at)).produced = n;

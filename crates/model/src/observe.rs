@@ -147,6 +147,10 @@ pub enum Observation {
         produced: u64,
         /// Members in the group.
         members: u32,
+        /// Records first processed by now whose `Processed` observations come later (fast
+        /// stepping counts a steady member's records without running its steps yet): they
+        /// count as processed in this sample.
+        unreported: u64,
     },
     /// The run ended.
     End {

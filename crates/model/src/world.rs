@@ -515,13 +515,13 @@ impl<'o> World<'o> {
     }
 
     fn sample(&mut self, now: SimTime) {
-        self.catch_up_all(now);
+        let unreported = self.count_or_catch_up_all(now);
         let mut produced = 0;
         for logs in self.logs.logs.iter_mut() {
             produced += logs.iter_mut().map(|l| l.log_end(now)).sum::<u64>();
         }
         let members = self.group_members();
-        self.observer.observe(Observation::Sample { at: now, produced, members });
+        self.observer.observe(Observation::Sample { at: now, produced, members, unreported });
         self.trim_logs();
         let next = now + self.sample_every;
         if next <= self.end {

@@ -131,6 +131,17 @@ impl Cycle {
         m
     }
 
+    /// How many records the `m` steps after phase `q` process.
+    fn record_count(&self, q: usize, m: u64) -> u64 {
+        let n = self.len() as u64;
+        let at_step = |phase: usize| -> u64 {
+            self.snaps[phase].processed.iter().map(|p| p.3.len() as u64).sum()
+        };
+        let period: u64 = (1..=n as usize).map(at_step).sum();
+        let rest: u64 = (1..=m % n).map(|j| at_step(((q as u64 + j - 1) % n + 1) as usize)).sum();
+        (m / n) * period + rest
+    }
+
     /// The records of the `count` (at most one period) steps after `from` whole periods after
     /// phase `q`, for a member at `S_q + shift`, per partition in offset order.
     fn records(&mut self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
@@ -226,6 +237,35 @@ impl World<'_> {
         consumer.set_loop_state(target.state.shifted(&total));
         self.slots[slot].lazy = Some(shift_step(target.next, &total));
         true
+    }
+
+    /// The records `slot`'s aside steps due by `bound` would process, if it is on one of its
+    /// cycles and every one of them is processed for the first time (each of its partitions'
+    /// next record is at or above the highest offset processed so far): a sample counts them
+    /// without running the steps. `None`: the member must catch up instead.
+    pub(super) fn unreported_records(&mut self, slot: usize, bound: Bound) -> Option<u64> {
+        let step = self.slots[slot].lazy?;
+        let signature = self.signature(slot, step)?;
+        let consumer = self.slots[slot].consumer.as_ref()?;
+        let fresh = consumer
+            .next_unprocessed()
+            .into_iter()
+            .all(|(tp, offset)| self.parts.get(&tp).is_some_and(|p| offset >= p.frontier));
+        if !fresh {
+            return None;
+        }
+        let (state, at) = (consumer.loop_state(), consumer.last_poll());
+        let s = &self.slots[slot];
+        s.cycles.iter().find_map(|cycle| {
+            let q = *cycle.phases.get(&signature)?;
+            let base = &cycle.snaps[q];
+            if state.tps() != cycle.tps || at < base.state.last_poll() {
+                return None;
+            }
+            let shift = LoopShift::between(&base.state, base.state.last_poll(), &state, at);
+            let m = cycle.steps_within(q, &shift, bound, 1 << 20);
+            Some(cycle.record_count(q, m))
+        })
     }
 
     /// The signature of `slot`'s loop state with pending step `step` (None: not periodic).

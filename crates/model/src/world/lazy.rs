@@ -183,6 +183,27 @@ impl World<'_> {
         }
     }
 
+    /// Before a sample: the records of steady members on a known cycle are counted (returned),
+    /// every other member with aside steps catches up.
+    pub(super) fn count_or_catch_up_all(&mut self, now: SimTime) -> u64 {
+        if self.stepping == Stepping::Plain {
+            return 0;
+        }
+        let mut unreported = 0;
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].lazy.is_none() {
+                continue;
+            }
+            let loud = self.slots[slot].consumer.as_ref().map_or(SimTime::MAX, |c| c.loud_at());
+            let bound = Bound { until: now, inclusive: true, loud };
+            match self.unreported_records(slot, bound) {
+                Some(count) => unreported += count,
+                None => self.catch_up(slot, now),
+            }
+        }
+        unreported
+    }
+
     /// Runs one aside step: the member's machine, then its `Processed` reports (returned too
     /// when `keep`).
     fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
