@@ -133,6 +133,9 @@ pub struct ConsumerGroupCoordinator {
     committed: BTreeMap<Tp, u64>,
     partition_counts: Vec<u32>,
     next_seq: u64,
+    /// Every partition some member holds (assigned or still revoking): at most one member
+    /// holds a partition, so "held by another member" is a lookup, not a scan of the group.
+    held: BTreeSet<Tp>,
 }
 
 impl ConsumerGroupCoordinator {
@@ -146,6 +149,7 @@ impl ConsumerGroupCoordinator {
             committed: BTreeMap::new(),
             partition_counts,
             next_seq: 0,
+            held: BTreeSet::new(),
         }
     }
 
@@ -316,7 +320,9 @@ impl ConsumerGroupCoordinator {
             if m.state == MemberState::UnrevokedPartitions
                 && !owned.iter().any(|tp| m.revoking.contains(tp))
             {
-                m.revoking.clear();
+                for tp in std::mem::take(&mut m.revoking) {
+                    self.held.remove(&tp);
+                }
                 out.cancel(CgTimer::Rebalance { member: id.to_string(), epoch: m.epoch });
             }
         }
@@ -355,24 +361,24 @@ impl ConsumerGroupCoordinator {
             out.arm(timer, now + m.rebalance_timeout);
             return;
         }
-        let held = self.held_by_others(id);
         let epoch = self.group_epoch;
         let m = self.members.get_mut(id).expect("known member");
         let mut unreleased = false;
         for tp in target {
-            if held.contains(&tp) {
+            // Its revocations are acknowledged, so a held partition not assigned to it is
+            // held by another member.
+            if m.assigned.contains(&tp) {
+                continue;
+            }
+            if self.held.contains(&tp) {
                 unreleased = true;
             } else {
                 m.assigned.insert(tp);
+                self.held.insert(tp);
             }
         }
         m.epoch = epoch;
         m.state = if unreleased { MemberState::UnreleasedPartitions } else { MemberState::Stable };
-    }
-
-    fn held_by_others(&self, id: &str) -> BTreeSet<Tp> {
-        let others = self.members.iter().filter(|(other, _)| other.as_str() != id);
-        others.flat_map(|(_, m)| m.assigned.iter().chain(m.revoking.iter()).copied()).collect()
     }
 
     fn on_timer(&mut self, now: SimTime, timer: CgTimer, rng: &mut SimRng, out: &mut CgOutbox) {
@@ -402,6 +408,9 @@ impl ConsumerGroupCoordinator {
         out: &mut CgOutbox,
     ) {
         let m = self.members.remove(id).expect("removing a known member");
+        for tp in m.assigned.iter().chain(m.revoking.iter()) {
+            self.held.remove(tp);
+        }
         self.target.remove(id);
         out.cancel(CgTimer::Session(id.to_string()));
         out.cancel(CgTimer::Rebalance { member: id.to_string(), epoch: m.epoch });
@@ -467,6 +476,7 @@ impl ConsumerGroupCoordinator {
             }
             assert!(m.epoch <= self.group_epoch, "member {id} epoch above the group epoch");
         }
+        assert!(seen.keys().eq(self.held.iter()), "the index of held partitions is stale");
     }
 }
 
