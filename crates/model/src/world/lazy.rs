@@ -87,44 +87,45 @@ impl World<'_> {
     }
 
     /// Runs the aside steps of `slot` due before `until` (and at `until` if `inclusive`),
-    /// jumping along a known cycle of the member where one applies (`world/cycle.rs`).
+    /// jumping along a known cycle of the member where one applies (`world/cycle.rs`): the
+    /// jump is tried before every step (a member knocked off its cycle by an input is usually
+    /// back on it one step later); while none applies, the steps are recorded to find one.
     fn catch_up_until(&mut self, slot: usize, until: SimTime, inclusive: bool) {
         let mut ran = false;
-        let mut may_jump = self.periodic;
         let mut recorder: Option<Recorder> = None;
         while let Some(step) = self.slots[slot].lazy {
             let due = step.at < until || (inclusive && step.at == until);
             if !due || !self.step_stays_quiet(slot, step.at) {
                 break;
             }
-            if may_jump {
-                may_jump = false;
+            // Full batches mean a backlog, not a cycle: look again once it is worked off.
+            let backlog = self.slots[slot].consumer.as_ref().is_none_or(|c| c.in_full_batch());
+            if self.periodic && !backlog {
                 let loud = self.slots[slot].consumer.as_ref().map_or(SimTime::MAX, |c| c.loud_at());
                 if self.jump(slot, Bound { until, inclusive, loud }) {
                     ran = true;
+                    recorder = None;
                     continue;
                 }
-                // Full batches mean a backlog, not a cycle: look again once it is worked off.
-                let backlog = self.slots[slot].consumer.as_ref().is_some_and(|c| c.in_full_batch());
-                if !backlog {
+                if recorder.is_none() {
                     recorder = Some(Recorder::default());
-                    if let Some(signature) = self.signature(slot, step) {
-                        let snap = self.snapshot(slot, Vec::new());
-                        self.record(slot, &mut recorder, signature, snap);
+                    match self.signature(slot, step) {
+                        Some(signature) => {
+                            let snap = self.snapshot(slot, Vec::new());
+                            self.record(slot, &mut recorder, signature, snap);
+                        }
+                        None => recorder = None,
                     }
                 }
             }
             let processed = self.run_aside(slot, step, recorder.is_some());
             ran = true;
-            if recorder.is_none() && self.periodic {
-                may_jump = !self.slots[slot].consumer.as_ref().is_some_and(|c| c.in_full_batch());
-            }
             if recorder.is_some() {
                 let Some(next) = self.slots[slot].lazy else { break };
                 match self.signature(slot, next) {
                     Some(signature) => {
                         let snap = self.snapshot(slot, processed);
-                        may_jump = self.record(slot, &mut recorder, signature, snap);
+                        self.record(slot, &mut recorder, signature, snap);
                     }
                     None => recorder = None,
                 }
