@@ -2,7 +2,7 @@
 //! `report::csv_out::write_run_outputs`, and rejects a missing folder, a missing file or a
 //! broken CSV with exit 2 and a message naming the file.
 
-use metrics::{OwnershipRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
+use metrics::{OwnershipLog, OwnershipRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -82,14 +82,15 @@ fn report() -> RunReport {
             members: 2,
             partitions_moved: 1,
         }],
-        ownership: vec![
+        ownership: OwnershipLog::from_rows(vec![
             own(0, 0.0, 5.0, "c0", "consuming"),
             own(0, 5.0, 6.0, "", "stop-the-world"),
             own(0, 6.0, 20.0, "c0", "consuming"),
             own(1, 0.0, 5.0, "c0", "consuming"),
             own(1, 5.0, 6.0, "", "stop-the-world"),
             own(1, 6.0, 20.0, "c1", "consuming"),
-        ],
+        ])
+        .unwrap(),
         timeline: vec![sample(0.0, 0), sample(5.5, 100), sample(10.0, 0), sample(20.0, 0)],
     }
 }
@@ -174,4 +175,29 @@ fn plot_names_the_csv_file_that_does_not_parse() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("timeline.csv") && !err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn plot_takes_unknown_states_and_names_ownership_csv_when_they_are_too_many() {
+    // A hand-edited state this version does not know is drawn as "down (other state)".
+    let dir = tempfile::tempdir().unwrap();
+    report::csv_out::write_run_outputs(dir.path(), &[report()]).unwrap();
+    let path = dir.path().join("ownership.csv");
+    let body = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{body}eager,range,false,t,1,20,21,c1,frozen-by-hand\n"))
+        .unwrap();
+    let out = plot(&[dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // More distinct unknown states than the compact log can code: exit 2, no panic.
+    let extra: String =
+        (0..300).map(|i| format!("eager,range,false,t,1,20,21,c1,state-{i}\n")).collect();
+    std::fs::write(&path, format!("{body}{extra}")).unwrap();
+    let out = plot(&[dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("ownership.csv") && err.contains("more than 248 distinct state names"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -55,12 +55,7 @@ fn the_fixed_rule_spreads_partitions_round_robin() {
     let r = run(&scenario(""), "manual");
     let sum = r.summary.as_ref().unwrap();
     let owner = |p: u32| {
-        r.ownership
-            .iter()
-            .find(|o| o.partition == p && o.state == "consuming")
-            .unwrap()
-            .owner
-            .clone()
+        r.ownership.iter().find(|o| o.partition == p && o.state == "consuming").unwrap().owner
     };
     assert_eq!([owner(0), owner(1), owner(2), owner(3)], ["c0", "c1", "c0", "c1"]);
     // Consuming from 2 ms, first record at 10 ms: never down.

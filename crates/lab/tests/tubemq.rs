@@ -77,7 +77,7 @@ fn owners(r: &RunReport, p: u32) -> Vec<(String, String, f64)> {
     r.ownership
         .iter()
         .filter(|o| o.partition == p && o.state != "idle")
-        .map(|o| (o.owner.clone(), o.state.clone(), o.start_s))
+        .map(|o| (o.owner.to_string(), o.state.to_string(), o.start_s))
         .collect()
 }
 

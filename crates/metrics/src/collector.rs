@@ -12,11 +12,13 @@
 //! as not stopped).
 
 use crate::intervals::IntervalSet;
-use crate::rows::{OwnershipRow, PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
+use crate::ownership::{self, OwnershipInterval, OwnershipLog};
+use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use hdrhistogram::Histogram;
 use model::{Observation, Observer, PartState, Tp};
 use sim_core::SimTime;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// What identifies a protocol run in every row.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,11 +49,17 @@ struct PartMetrics {
     waiting_from: SimTime,
     last_owner: Option<u32>,
     moves: u64,
+    /// Down intervals, adjacent ones merged (merging changes no metric: downtime sums the
+    /// same nanoseconds, episodes merge adjacent pieces anyway, and a sweep over edges sees
+    /// no gap at an instant).
     down: Vec<(SimTime, SimTime)>,
+    /// Intervals in which a live member may consume the partition, adjacent ones merged.
     allowed: Vec<(SimTime, SimTime)>,
-    /// (from, to, owner index, state name): owners are interned ([`Collector::owner_names`]),
-    /// so a long run's timeline costs 24 bytes a piece, not a string each.
-    ownership: Vec<(SimTime, SimTime, Option<u32>, &'static str)>,
+    /// The `ownership.csv` timeline, packed (24 bytes an interval; owners are interned in
+    /// [`Collector::owner_names`]); moved into the report's [`OwnershipLog`] at the end.
+    ownership: Vec<OwnershipInterval>,
+    /// The end of the last `ownership` interval, exact (its `end_s` is rounded to seconds).
+    ownership_end: SimTime,
 }
 
 impl PartMetrics {
@@ -70,6 +78,7 @@ impl PartMetrics {
             down: Vec::new(),
             allowed: Vec::new(),
             ownership: Vec::new(),
+            ownership_end: SimTime::ZERO,
         }
     }
 
@@ -85,34 +94,32 @@ impl PartMetrics {
             return;
         }
         if self.state == PartState::Consuming {
-            self.allowed.push((since, at));
-            self.push_ownership(since, at, owner, "consuming");
+            push_merged(&mut self.allowed, since, at);
+            self.push_ownership(since, at, owner, ownership::state_code(PartState::Consuming));
             return;
         }
         let down_from = self.waiting_from.max(since);
         if down_from > since {
-            self.push_ownership(since, down_from.min(at), owner, "idle");
+            self.push_ownership(since, down_from.min(at), owner, ownership::IDLE);
         }
         if down_from < at {
-            self.down.push((down_from, at));
-            self.push_ownership(down_from, at, owner, self.state.name());
+            push_merged(&mut self.down, down_from, at);
+            self.push_ownership(down_from, at, owner, ownership::state_code(self.state));
         }
     }
 
-    fn push_ownership(
-        &mut self,
-        from: SimTime,
-        to: SimTime,
-        owner: Option<u32>,
-        state: &'static str,
-    ) {
-        if let Some(last) = self.ownership.last_mut() {
-            if last.1 == from && last.2 == owner && last.3 == state {
-                last.1 = to;
-                return;
+    fn push_ownership(&mut self, from: SimTime, to: SimTime, owner: Option<u32>, state: u8) {
+        let next = OwnershipInterval::new(from.as_secs_f64(), to.as_secs_f64(), owner, state);
+        match self.ownership.last_mut() {
+            Some(last)
+                if self.ownership_end == from
+                    && (last.owner, last.state) == (next.owner, next.state) =>
+            {
+                last.end_s = next.end_s;
             }
+            _ => self.ownership.push(next),
         }
-        self.ownership.push((from, to, owner, state));
+        self.ownership_end = to;
     }
 
     /// Maximal down intervals (adjacent pieces merged).
@@ -304,9 +311,10 @@ impl Collector {
         }
         let partitions = self.partition_rows();
         let summary = self.summary(end, events, &partitions);
+        let ownership = self.take_ownership();
         RunReport {
             summary: Some(summary),
-            ownership: self.ownership_rows(),
+            ownership,
             timeline: self.timeline_rows(),
             partitions,
             rebalances: self.rebalances,
@@ -414,70 +422,55 @@ impl Collector {
         (quantile_ms(&h, 0.5, max_us), quantile_ms(&h, 0.99, max_us), max_us as f64 / 1_000.0)
     }
 
-    /// Time during which some partition is down and none may be consumed.
+    /// Time during which some partition is down and none may be consumed: a sweep over the
+    /// edges of every partition's down and allowed intervals, merged in time order (edges at
+    /// one instant all apply before the next stretch is counted, so their order is free).
     fn stop_the_world(&self, end: SimTime) -> SimTime {
-        let mut edges: Vec<(SimTime, i64, i64)> = Vec::new();
-        for part in self.parts.values() {
-            for (s, e) in &part.down {
-                edges.push((*s, 1, 0));
-                edges.push((*e, -1, 0));
-            }
-            for (s, e) in &part.allowed {
-                edges.push((*s, 0, 1));
-                edges.push((*e, 0, -1));
-            }
-        }
-        edges.sort();
+        // Even lists are down intervals, odd ones allowed intervals.
+        let lists = self.parts.values().flat_map(|p| [p.down.as_slice(), p.allowed.as_slice()]);
         let (mut down, mut allowed) = (0i64, 0i64);
         let mut total = SimTime::ZERO;
         let mut prev = SimTime::ZERO;
-        for (t, d, a) in edges {
+        for (t, list, delta) in Edges::new(lists.collect()) {
             if down > 0 && allowed == 0 && t > prev {
                 total += t.min(end) - prev;
             }
-            down += d;
-            allowed += a;
+            if list % 2 == 0 {
+                down += delta;
+            } else {
+                allowed += delta;
+            }
             prev = t;
         }
         total
     }
 
-    fn ownership_rows(&self) -> Vec<OwnershipRow> {
-        let mut rows = Vec::new();
-        for (tp, part) in &self.parts {
-            for (from, to, owner, state) in &part.ownership {
-                rows.push(OwnershipRow {
-                    protocol: self.labels.protocol.clone(),
-                    assignor: self.labels.assignor.clone(),
-                    static_membership: self.labels.static_membership,
-                    topic: self.topics[tp.topic as usize].clone(),
-                    partition: tp.partition,
-                    start_s: from.as_secs_f64(),
-                    end_s: to.as_secs_f64(),
-                    owner: owner.map_or_else(String::new, |i| self.owner_names[i as usize].clone()),
-                    state: (*state).to_string(),
-                });
-            }
-        }
-        rows
+    /// Moves every partition's timeline (no copy) and the owner names into the report's log,
+    /// in partition order.
+    fn take_ownership(&mut self) -> OwnershipLog {
+        let labels = (
+            self.labels.protocol.clone(),
+            self.labels.assignor.clone(),
+            self.labels.static_membership,
+        );
+        let segments: Vec<(u32, u32, Vec<OwnershipInterval>)> = self
+            .parts
+            .iter_mut()
+            .map(|(tp, part)| (tp.topic, tp.partition, std::mem::take(&mut part.ownership)))
+            .collect();
+        let owners = std::mem::take(&mut self.owner_names);
+        self.owner_index.clear();
+        OwnershipLog::from_collected(labels, self.topics.clone(), owners, segments)
     }
 
     fn timeline_rows(&self) -> Vec<TimelineRow> {
-        let mut edges: Vec<(SimTime, i32)> = Vec::new();
-        for part in self.parts.values() {
-            for (s, e) in &part.down {
-                edges.push((*s, 1));
-                edges.push((*e, -1));
-            }
-        }
-        edges.sort();
-        let mut down = 0i32;
-        let mut next = 0;
+        let lists = self.parts.values().map(|p| p.down.as_slice()).collect();
+        let mut edges = Edges::new(lists).peekable();
+        let mut down = 0i64;
         let mut rows = Vec::with_capacity(self.samples.len());
         for sample in &self.samples {
-            while next < edges.len() && edges[next].0 <= sample.at {
-                down += edges[next].1;
-                next += 1;
+            while let Some((_, _, delta)) = edges.next_if(|(t, _, _)| *t <= sample.at) {
+                down += delta;
             }
             rows.push(TimelineRow {
                 protocol: self.labels.protocol.clone(),
@@ -529,6 +522,48 @@ impl Observer for Collector {
                 self.end = Some((at, events));
             }
         }
+    }
+}
+
+/// The edges of interval lists, each sorted and disjoint, in time order: `(time, list index,
+/// +1 at a start or -1 at an end)`. A heap holds one cursor per list, so a long run's edges
+/// are never all in memory (sorting them cost 48 bytes an interval at the end of a run).
+struct Edges<'a> {
+    lists: Vec<&'a [(SimTime, SimTime)]>,
+    /// (time of the list's next edge, list index, edge index: 2i start, 2i + 1 end of piece i).
+    heap: BinaryHeap<Reverse<(SimTime, usize, usize)>>,
+}
+
+impl<'a> Edges<'a> {
+    fn new(lists: Vec<&'a [(SimTime, SimTime)]>) -> Edges<'a> {
+        let heap = lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, list)| list.first().map(|first| Reverse((first.0, i, 0))))
+            .collect();
+        Edges { lists, heap }
+    }
+}
+
+impl Iterator for Edges<'_> {
+    type Item = (SimTime, usize, i64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let Reverse((t, list, edge)) = self.heap.pop()?;
+        let next = edge + 1;
+        if let Some(piece) = self.lists[list].get(next / 2) {
+            let at = if next % 2 == 0 { piece.0 } else { piece.1 };
+            self.heap.push(Reverse((at, list, next)));
+        }
+        Some((t, list, if edge % 2 == 0 { 1 } else { -1 }))
+    }
+}
+
+/// Appends `[from, to)` to `intervals`, extending the last one if it ends at `from`.
+fn push_merged(intervals: &mut Vec<(SimTime, SimTime)>, from: SimTime, to: SimTime) {
+    match intervals.last_mut() {
+        Some(last) if last.1 == from => last.1 = to,
+        _ => intervals.push((from, to)),
     }
 }
 
@@ -715,7 +750,7 @@ mod tests {
             .ownership
             .iter()
             .filter(|o| o.partition == 1)
-            .map(|o| (o.owner.clone(), o.state.clone()))
+            .map(|o| (o.owner.to_string(), o.state.to_string()))
             .collect();
         let expected = [
             ("", "idle"),
@@ -728,6 +763,62 @@ mod tests {
         let expected: Vec<(String, String)> =
             expected.iter().map(|(o, st)| (o.to_string(), st.to_string())).collect();
         assert_eq!(states, expected);
+    }
+
+    /// Repeated `Access` observations of the same owner and state make one ownership row and
+    /// one allowed piece; down pieces of two causes back to back make one down piece (one
+    /// episode) but two rows.
+    #[test]
+    fn adjacent_intervals_are_merged() {
+        let labels = RunLabels {
+            scenario: "s".into(),
+            protocol: "eager".into(),
+            assignor: "range".into(),
+            static_membership: false,
+            seed: 1,
+            duration: s(10_000),
+        };
+        let mut c = Collector::new(labels);
+        c.observe(Observation::Topics { names: vec!["t".into()], partitions: vec![1] });
+        c.observe(access(0, 0, Some("a"), PartState::Consuming, 0));
+        c.observe(access(1_000, 0, Some("a"), PartState::Consuming, 0));
+        c.observe(access(2_000, 0, Some("a"), PartState::Consuming, 0));
+        c.observe(access(3_000, 0, None, PartState::StopTheWorld, 0));
+        c.observe(access(4_000, 0, None, PartState::Unassigned, 0));
+        c.observe(access(6_000, 0, Some("b"), PartState::Consuming, 0));
+        let part = &c.parts[&tp(0)];
+        assert_eq!(part.allowed, vec![(s(0), s(3_000))]);
+        assert_eq!(part.down, vec![(s(3_000), s(6_000))]);
+        c.observe(Observation::End { at: s(10_000), produced: vec![(tp(0), 0)], events: 1 });
+        let r = c.finish();
+        let rows: Vec<(f64, f64, &str, &str)> =
+            r.ownership.iter().map(|o| (o.start_s, o.end_s, o.owner, o.state)).collect();
+        assert_eq!(
+            rows,
+            vec![
+                (0.0, 3.0, "a", "consuming"),
+                (3.0, 4.0, "", "stop-the-world"),
+                (4.0, 6.0, "", "unassigned"),
+                (6.0, 10.0, "b", "consuming"),
+            ]
+        );
+        assert_eq!(r.partitions[0].episodes, 1);
+        assert!((r.partitions[0].downtime_s - 3.0).abs() < 1e-12);
+        let sum = r.summary.unwrap();
+        assert!((sum.stop_the_world_s - 3.0).abs() < 1e-12);
+        assert!((sum.downtime_episode_ms_max - 3_000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn edges_of_several_lists_come_in_time_order() {
+        let a = [(s(0), s(10)), (s(20), s(30))];
+        let b = [(s(5), s(20))];
+        let edges: Vec<(u64, usize, i64)> =
+            Edges::new(vec![&a, &[], &b]).map(|(t, l, d)| (t.as_millis(), l, d)).collect();
+        assert_eq!(
+            edges,
+            vec![(0, 0, 1), (5, 2, 1), (10, 0, -1), (20, 0, 1), (20, 2, -1), (30, 0, -1)]
+        );
     }
 
     #[test]

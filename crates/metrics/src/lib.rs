@@ -2,19 +2,24 @@
 //!
 //! The output of one protocol run is a [`RunReport`]: the summary row and the per-partition,
 //! per-rebalance, ownership and timeline rows whose columns are the CSV contract of DESIGN
-//! section 7 (`crates/report` writes them). A [`Collector`] receives the observations of a
-//! run (it is a `model::Observer`) and [`Collector::finish`] builds the report. Conservation
-//! laws are checked when a report is finished; a violation is a bug in the model or here, and
-//! panics with the numbers.
+//! section 7 (`crates/report` writes them); the ownership rows, by far the most numerous, are
+//! kept compact in an [`OwnershipLog`] and built on the fly. A [`Collector`] receives the
+//! observations of a run (it is a `model::Observer`) and [`Collector::finish`] builds the
+//! report. Conservation laws are checked when a report is finished; a violation is a bug in the
+//! model or here, and panics with the numbers.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod collector;
 mod intervals;
+mod ownership;
 mod rows;
 
 pub use collector::{Collector, RunLabels};
 pub use intervals::IntervalSet;
+pub use ownership::{
+    OwnershipLog, OwnershipLogBuilder, OwnershipLogError, OwnershipRowRef, OwnershipSegment,
+};
 pub use rows::{
     Columns, OwnershipRow, PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow,
 };

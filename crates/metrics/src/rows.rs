@@ -1,6 +1,7 @@
 //! The rows of the output CSV files. Field names and order are the column contract of DESIGN
 //! section 7: change them only together with DESIGN.md. New columns go at the end.
 
+use crate::ownership::OwnershipLog;
 use serde::{Deserialize, Serialize};
 
 /// The CSV column names of a row type, in field order (so a header can be written with no rows).
@@ -172,10 +173,15 @@ pub struct RunReport {
     pub partitions: Vec<PartitionRow>,
     /// `rebalances.csv` rows, by index.
     pub rebalances: Vec<RebalanceRow>,
-    /// `ownership.csv` rows, by topic, partition, start.
-    pub ownership: Vec<OwnershipRow>,
+    /// `ownership.csv` rows, by topic, partition, start (compact: see [`OwnershipLog`]).
+    pub ownership: OwnershipLog,
     /// `timeline.csv` rows, by time.
     pub timeline: Vec<TimelineRow>,
+}
+
+/// A reference to rows has the rows' columns (so borrowed rows can be written).
+impl<T: Columns + ?Sized> Columns for &T {
+    const COLUMNS: &'static [&'static str] = T::COLUMNS;
 }
 
 impl Columns for SummaryRow {

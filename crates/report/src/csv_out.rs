@@ -3,10 +3,12 @@
 //! run leaves no partial output.
 
 use metrics::{
-    Columns, OwnershipRow, PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow,
+    Columns, OwnershipLog, OwnershipLogBuilder, OwnershipRow, PartitionRow, RebalanceRow,
+    RunReport, SummaryRow, TimelineRow,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -57,22 +59,23 @@ pub fn to_csv_bytes<T: Serialize + Columns>(rows: &[T]) -> io::Result<Vec<u8>> {
 
 /// Writes the five CSV files of a `run` for all its protocol runs into `dir`. Rows are
 /// streamed into each file (no copy of a report's rows, no whole file in memory: a large run's
-/// ownership timeline can hold tens of millions of rows).
+/// ownership timeline can hold tens of millions of rows, written from its compact log as
+/// borrowed rows without allocating).
 pub fn write_run_outputs(dir: &Path, reports: &[RunReport]) -> io::Result<()> {
     let summaries = reports.iter().filter_map(|r| r.summary.as_ref());
     write_rows_atomic(&dir.join(SUMMARY_CSV), summaries)?;
     write_rows_atomic(&dir.join(PARTITIONS_CSV), reports.iter().flat_map(|r| &r.partitions))?;
     write_rows_atomic(&dir.join(REBALANCES_CSV), reports.iter().flat_map(|r| &r.rebalances))?;
-    write_rows_atomic(&dir.join(OWNERSHIP_CSV), reports.iter().flat_map(|r| &r.ownership))?;
+    write_rows_atomic(&dir.join(OWNERSHIP_CSV), reports.iter().flat_map(|r| r.ownership.iter()))?;
     write_rows_atomic(&dir.join(TIMELINE_CSV), reports.iter().flat_map(|r| &r.timeline))?;
     Ok(())
 }
 
-/// Writes `rows` as CSV with a header line to `path` atomically (as [`write_atomic`]),
-/// serialising them one by one into the temporary file.
-pub fn write_rows_atomic<'a, T: Serialize + Columns + 'a>(
+/// Writes `rows` (rows, references to rows or borrowed rows) as CSV with a header line to
+/// `path` atomically (as [`write_atomic`]), serialising them one by one into the temporary file.
+pub fn write_rows_atomic<T: Serialize + Columns>(
     path: &Path,
-    rows: impl Iterator<Item = &'a T>,
+    rows: impl Iterator<Item = T>,
 ) -> io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -101,18 +104,55 @@ pub fn read_rows<T: DeserializeOwned>(path: &Path) -> io::Result<Vec<T>> {
         .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
 }
 
+/// The labels that match rows to a summary row: protocol, assignor, static membership.
+type RunKey = (String, String, bool);
+
+/// Reads `ownership.csv` into one compact log per key in `keys`, streaming (rows of other keys
+/// are skipped, as [`read_run_outputs`] matches every file's rows to the summaries).
+fn read_ownership(path: &Path, keys: &[RunKey]) -> io::Result<BTreeMap<RunKey, OwnershipLog>> {
+    let error = |e: &dyn std::fmt::Display| io::Error::other(format!("{}: {e}", path.display()));
+    let mut builders: BTreeMap<RunKey, OwnershipLogBuilder> =
+        keys.iter().map(|k| (k.clone(), OwnershipLogBuilder::default())).collect();
+    let mut reader = csv::Reader::from_path(path).map_err(|e| error(&e))?;
+    for row in reader.deserialize::<OwnershipRow>() {
+        let row = row.map_err(|e| error(&e))?;
+        // Looked up without allocating a key per row.
+        let builder = builders.iter_mut().find(|((p, a, s), _)| {
+            (p.as_str(), a.as_str(), *s)
+                == (row.protocol.as_str(), row.assignor.as_str(), row.static_membership)
+        });
+        if let Some((_, builder)) = builder {
+            builder.push(row).map_err(|e| error(&e))?;
+        }
+    }
+    Ok(builders.into_iter().map(|(k, b)| (k, b.finish())).collect())
+}
+
 /// Reads back everything [`write_run_outputs`] wrote, grouped into one report per summary row
-/// (matched by protocol, assignor and static membership).
+/// (matched by protocol, assignor and static membership). `ownership.csv` is streamed into
+/// compact logs; a file whose rows cannot form one (see [`metrics::OwnershipLogError`]) is an
+/// error naming the file.
 pub fn read_run_outputs(dir: &Path) -> io::Result<Vec<RunReport>> {
     let summaries: Vec<SummaryRow> = read_rows(&dir.join(SUMMARY_CSV))?;
     let partitions: Vec<PartitionRow> = read_rows(&dir.join(PARTITIONS_CSV))?;
     let rebalances: Vec<RebalanceRow> = read_rows(&dir.join(REBALANCES_CSV))?;
-    let ownership: Vec<OwnershipRow> = read_rows(&dir.join(OWNERSHIP_CSV))?;
+    let keys: Vec<RunKey> = summaries
+        .iter()
+        .map(|s| (s.protocol.clone(), s.assignor.clone(), s.static_membership))
+        .collect();
+    let mut ownership = read_ownership(&dir.join(OWNERSHIP_CSV), &keys)?;
     let timeline: Vec<TimelineRow> = read_rows(&dir.join(TIMELINE_CSV))?;
     let reports = summaries
         .into_iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             let key = (s.protocol.clone(), s.assignor.clone(), s.static_membership);
+            // The last summary of a key takes its log; an earlier duplicate gets a copy.
+            let log = if keys[i + 1..].contains(&key) {
+                ownership.get(&key).cloned()
+            } else {
+                ownership.remove(&key)
+            };
             let same =
                 |p: &str, a: &str, st: bool| (p, a, st) == (key.0.as_str(), key.1.as_str(), key.2);
             RunReport {
@@ -126,11 +166,7 @@ pub fn read_run_outputs(dir: &Path) -> io::Result<Vec<RunReport>> {
                     .filter(|r| same(&r.protocol, &r.assignor, r.static_membership))
                     .cloned()
                     .collect(),
-                ownership: ownership
-                    .iter()
-                    .filter(|r| same(&r.protocol, &r.assignor, r.static_membership))
-                    .cloned()
-                    .collect(),
+                ownership: log.unwrap_or_default(),
                 timeline: timeline
                     .iter()
                     .filter(|r| same(&r.protocol, &r.assignor, r.static_membership))
@@ -195,6 +231,67 @@ mod tests {
             String::from_utf8(bytes).unwrap(),
             "protocol,assignor,static_membership,index,trigger,start_s,end_s,duration_ms,rounds,members,partitions_moved\n"
         );
+    }
+
+    fn own(partition: u32, start_s: f64, end_s: f64, owner: &str, state: &str) -> OwnershipRow {
+        OwnershipRow {
+            protocol: "eager".into(),
+            assignor: "range".into(),
+            static_membership: false,
+            topic: "t".into(),
+            partition,
+            start_s,
+            end_s,
+            owner: owner.into(),
+            state: state.into(),
+        }
+    }
+
+    /// Borrowed rows from a log serialise to exactly the bytes of the owned rows.
+    #[test]
+    fn ownership_log_writes_the_bytes_of_its_rows() {
+        let rows = vec![
+            own(0, 0.0, 0.1, "c0", "consuming"),
+            own(0, 0.1, 1.000_000_001, "", "stop-the-world"),
+            own(1, 0.0, 1e-9, "c1,\"odd\"", "idle"),
+        ];
+        let owned = to_csv_bytes(&rows).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("o.csv");
+        let log = OwnershipLog::from_rows(rows).unwrap();
+        write_rows_atomic(&path, log.iter()).unwrap();
+        assert_eq!(String::from_utf8(std::fs::read(&path).unwrap()).unwrap(), {
+            String::from_utf8(owned).unwrap()
+        });
+    }
+
+    #[test]
+    fn ownership_rows_are_split_by_run_and_unknown_states_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let eager = RunReport {
+            summary: Some(sample_summary()),
+            ownership: OwnershipLog::from_rows(vec![
+                own(0, 0.0, 2.5, "c0", "consuming"),
+                own(0, 2.5, 3.0, "", "frozen-by-hand"),
+            ])
+            .unwrap(),
+            ..RunReport::default()
+        };
+        let mut coop_summary = sample_summary();
+        coop_summary.protocol = "cooperative".into();
+        let mut coop_row = own(1, 0.0, 3.0, "c1", "revoked");
+        coop_row.protocol = "cooperative".into();
+        let coop = RunReport {
+            summary: Some(coop_summary),
+            ownership: OwnershipLog::from_rows(vec![coop_row]).unwrap(),
+            ..RunReport::default()
+        };
+        let reports = vec![eager, coop];
+        write_run_outputs(dir.path(), &reports).unwrap();
+        let back = read_run_outputs(dir.path()).unwrap();
+        assert_eq!(back, reports);
+        assert_eq!(back[0].ownership.iter().last().unwrap().state, "frozen-by-hand");
+        assert_eq!(back[1].ownership.len(), 1);
     }
 
     #[test]

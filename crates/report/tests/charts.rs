@@ -3,7 +3,7 @@
 //! is drawn with the embedded font, edge cases render, and the output is byte-for-byte
 //! deterministic. Set `REPORT_CHARTS_KEEP=DIR` to keep the charts of the showcase test in DIR.
 
-use metrics::{OwnershipRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
+use metrics::{OwnershipLog, OwnershipRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use report::charts::{draw_run, timeline_png};
 use std::path::{Path, PathBuf};
 
@@ -144,7 +144,7 @@ fn synthetic(k: &Key, partitions: u32) -> RunReport {
             rebalance(k, 0, "join", 10.0, 10.5),
             rebalance(k, 1, "session-expiry", 40.0, 40.3),
         ],
-        ownership,
+        ownership: OwnershipLog::from_rows(ownership).unwrap(),
         timeline,
     }
 }
@@ -299,9 +299,11 @@ fn edge_case_no_rebalance_and_one_partition() {
 fn edge_case_member_that_never_owns_and_protocol_without_timeline_rows() {
     // c0 owns everything; c1 is a member (summary and timeline say 2) but owns nothing.
     let mut lonely = synthetic(&EAGER, 3);
-    for row in &mut lonely.ownership {
+    let rows = lonely.ownership.rows().map(|mut row| {
         row.owner = if row.owner.is_empty() { String::new() } else { "c0".into() };
-    }
+        row
+    });
+    lonely.ownership = OwnershipLog::from_rows(rows.collect::<Vec<_>>()).unwrap();
     let mut silent = synthetic(&COOP, 3);
     silent.timeline.clear();
     let (_dir, paths) = draw_ok(&[lonely, silent]);
@@ -318,7 +320,7 @@ fn edge_case_zero_length_run_and_empty_reports() {
         summary: Some(summary(k, 1, 0.0, 0, 0.0, 0.0)),
         partitions: Vec::new(),
         rebalances: Vec::new(),
-        ownership: vec![own(k, 0, 0.0, 0.0, "c0", "consuming")],
+        ownership: OwnershipLog::from_rows(vec![own(k, 0, 0.0, 0.0, "c0", "consuming")]).unwrap(),
         timeline: Vec::new(),
     };
     assert_eq!(draw_ok(&[zero]).1.len(), 8);

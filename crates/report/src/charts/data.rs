@@ -6,9 +6,9 @@
 //! the work and the size of the SVG are then bounded by the picture, not by the number of
 //! intervals, and a 10,000-partition run is drawn as bands of partitions.
 
-use metrics::{OwnershipRow, RunReport};
+use metrics::{OwnershipLog, OwnershipRowRef, OwnershipSegment, RunReport};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Up to this many partitions, each partition gets its own timeline row.
 pub const MAX_SINGLE_ROWS: usize = 300;
@@ -39,8 +39,7 @@ impl RunKey {
         if let Some(s) = &report.summary {
             return Some(key(&s.protocol, &s.assignor, s.static_membership));
         }
-        let o =
-            report.ownership.first().map(|r| key(&r.protocol, &r.assignor, r.static_membership));
+        let o = report.ownership.first().map(|r| key(r.protocol, r.assignor, r.static_membership));
         let t =
             || report.timeline.first().map(|r| key(&r.protocol, &r.assignor, r.static_membership));
         let b = || {
@@ -102,11 +101,10 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 }
 
 /// The distinct owners named in ownership rows, in natural order.
-pub fn members(rows: &[OwnershipRow]) -> Vec<String> {
-    let mut names: Vec<String> =
-        rows.iter().filter(|r| !r.owner.is_empty()).map(|r| r.owner.clone()).collect();
+pub fn members(log: &OwnershipLog) -> Vec<String> {
+    let distinct: BTreeSet<&str> = log.iter().map(|r| r.owner).filter(|o| !o.is_empty()).collect();
+    let mut names: Vec<String> = distinct.into_iter().map(str::to_string).collect();
     names.sort_by(|a, b| natural_cmp(a, b));
-    names.dedup();
     names
 }
 
@@ -116,7 +114,7 @@ pub fn partitions(report: &RunReport) -> Vec<(String, u32)> {
         .partitions
         .iter()
         .map(|r| (r.topic.clone(), r.partition))
-        .chain(report.ownership.iter().map(|r| (r.topic.clone(), r.partition)))
+        .chain(report.ownership.segments().map(|s| (s.topic().to_string(), s.partition())))
         .collect();
     all.sort();
     all.dedup();
@@ -201,12 +199,12 @@ pub enum Category {
 
 impl Category {
     /// The category of an ownership row; `members` is the sorted member list.
-    pub fn of_row(row: &OwnershipRow, members: &[String]) -> Category {
-        if let Some(cause) = DownCause::of_state(&row.state) {
+    pub fn of_row(row: &OwnershipRowRef<'_>, members: &[String]) -> Category {
+        if let Some(cause) = DownCause::of_state(row.state) {
             return Category::Down(cause);
         }
         let idle = row.state == "idle";
-        match members.binary_search_by(|m| natural_cmp(m, &row.owner)) {
+        match members.binary_search_by(|m| natural_cmp(m, row.owner)) {
             Ok(member) if !row.owner.is_empty() => Category::Owned { member, idle },
             _ => Category::Unowned,
         }
@@ -220,43 +218,43 @@ impl Category {
 
 /// The durations in milliseconds of the down episodes in ownership rows, sorted ascending. An
 /// episode is a maximal run of adjacent down intervals of one partition (causes may change
-/// inside it); zero-length rows neither start nor end one.
-pub fn downtime_episodes_ms(rows: &[OwnershipRow]) -> Vec<f64> {
-    let mut order: Vec<&OwnershipRow> = rows.iter().filter(|r| r.end_s > r.start_s).collect();
-    order.sort_by(|a, b| {
-        (a.topic.as_str(), a.partition)
-            .cmp(&(b.topic.as_str(), b.partition))
-            .then(a.start_s.total_cmp(&b.start_s))
-            .then(a.end_s.total_cmp(&b.end_s))
-    });
+/// inside it, the rows of a partition are taken by start then end); zero-length rows neither
+/// start nor end one. Only one partition's intervals are copied at a time.
+pub fn downtime_episodes_ms(log: &OwnershipLog) -> Vec<f64> {
+    let mut by_partition: BTreeMap<(&str, u32), Vec<OwnershipSegment<'_>>> = BTreeMap::new();
+    for segment in log.segments() {
+        by_partition.entry((segment.topic(), segment.partition())).or_default().push(segment);
+    }
     let mut episodes = Vec::new();
-    let mut open: Option<(&str, u32, f64, f64)> = None;
-    for row in order {
-        let down = DownCause::of_state(&row.state).is_some();
-        let continues = open.is_some_and(|(t, p, _, end)| {
-            t == row.topic && p == row.partition && row.start_s - end <= ADJACENT_S
-        });
-        match (down, continues, open) {
-            (true, true, Some((t, p, start, end))) => {
-                open = Some((t, p, start, end.max(row.end_s)))
-            }
-            (true, _, _) => {
-                close(&mut episodes, open);
-                open = Some((row.topic.as_str(), row.partition, row.start_s, row.end_s));
-            }
-            (false, _, _) => {
-                close(&mut episodes, open);
-                open = None;
+    let mut order: Vec<(f64, f64, bool)> = Vec::new();
+    for segments in by_partition.values() {
+        order.clear();
+        let rows = segments.iter().flat_map(|s| s.iter()).filter(|r| r.end_s > r.start_s);
+        order.extend(rows.map(|r| (r.start_s, r.end_s, DownCause::of_state(r.state).is_some())));
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let mut open: Option<(f64, f64)> = None;
+        for &(start_s, end_s, down) in &order {
+            let continues = open.is_some_and(|(_, end)| start_s - end <= ADJACENT_S);
+            match (down, continues, open) {
+                (true, true, Some((start, end))) => open = Some((start, end.max(end_s))),
+                (true, _, _) => {
+                    close(&mut episodes, open);
+                    open = Some((start_s, end_s));
+                }
+                (false, _, _) => {
+                    close(&mut episodes, open);
+                    open = None;
+                }
             }
         }
+        close(&mut episodes, open);
     }
-    close(&mut episodes, open);
     episodes.sort_by(f64::total_cmp);
     episodes
 }
 
-fn close(episodes: &mut Vec<f64>, open: Option<(&str, u32, f64, f64)>) {
-    if let Some((_, _, start, end)) = open {
+fn close(episodes: &mut Vec<f64>, open: Option<(f64, f64)>) {
+    if let Some((start, end)) = open {
         episodes.push((end - start) * 1000.0);
     }
 }
@@ -294,7 +292,7 @@ impl OwnershipGrid {
 /// partition-time is down, else it shows the up category with the most partition-time (ties:
 /// the first member); the `down_fraction` strip shows how much was down.
 pub fn build_grid(
-    rows: &[OwnershipRow],
+    log: &OwnershipLog,
     partitions: &[(String, u32)],
     members: &[String],
     t_end_s: f64,
@@ -314,14 +312,14 @@ pub fn build_grid(
     if cols == 0 || t_end_s <= 0.0 || partitions.is_empty() {
         return grid;
     }
-    let by_row = rows_by_grid_row(rows, partitions, per_row, grid_rows);
+    let by_row = segments_by_grid_row(log, partitions, per_row, grid_rows);
     let col_s = t_end_s / cols as f64;
     let mut down_s = vec![0.0; cols];
     let mut weights: Vec<Vec<(Category, f64)>> = vec![Vec::new(); cols];
-    for (r, members_rows) in by_row.iter().enumerate() {
+    for (r, segments) in by_row.iter().enumerate() {
         weights.iter_mut().for_each(Vec::clear);
-        for row in members_rows {
-            let cat = Category::of_row(row, members);
+        for row in segments.iter().flat_map(|s| s.iter()) {
+            let cat = Category::of_row(&row, members);
             add_interval(&mut weights, &mut down_s, cat, row.start_s, row.end_s, col_s);
         }
         for (c, w) in weights.iter().enumerate() {
@@ -335,18 +333,19 @@ pub fn build_grid(
     grid
 }
 
-fn rows_by_grid_row<'a>(
-    rows: &'a [OwnershipRow],
+/// The segments of each grid row, in log order (so each grid row sees its rows in log order).
+fn segments_by_grid_row<'a>(
+    log: &'a OwnershipLog,
     partitions: &[(String, u32)],
     per_row: usize,
     grid_rows: usize,
-) -> Vec<Vec<&'a OwnershipRow>> {
+) -> Vec<Vec<OwnershipSegment<'a>>> {
     let index: BTreeMap<(&str, u32), usize> =
         partitions.iter().enumerate().map(|(i, (t, p))| ((t.as_str(), *p), i)).collect();
-    let mut by_row: Vec<Vec<&OwnershipRow>> = vec![Vec::new(); grid_rows];
-    for row in rows {
-        if let Some(i) = index.get(&(row.topic.as_str(), row.partition)) {
-            by_row[i / per_row].push(row);
+    let mut by_row: Vec<Vec<OwnershipSegment<'a>>> = vec![Vec::new(); grid_rows];
+    for segment in log.segments() {
+        if let Some(i) = index.get(&(segment.topic(), segment.partition())) {
+            by_row[i / per_row].push(segment);
         }
     }
     by_row
@@ -415,6 +414,7 @@ fn pick(weights: &[(Category, f64)], single_partition: bool) -> Option<Category>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use metrics::OwnershipRow;
 
     fn own(partition: u32, start_s: f64, end_s: f64, owner: &str, state: &str) -> OwnershipRow {
         OwnershipRow {
@@ -430,10 +430,14 @@ mod tests {
         }
     }
 
+    fn log(rows: &[OwnershipRow]) -> OwnershipLog {
+        OwnershipLog::from_rows(rows.to_vec()).unwrap()
+    }
+
     #[test]
     fn natural_order_puts_c2_before_c10() {
         let rows = [own(0, 0.0, 1.0, "c10", "consuming"), own(0, 1.0, 2.0, "c2", "idle")];
-        assert_eq!(members(&rows), vec!["c2".to_string(), "c10".to_string()]);
+        assert_eq!(members(&log(&rows)), vec!["c2".to_string(), "c10".to_string()]);
         assert_eq!(natural_cmp("c02", "c2"), Ordering::Less); // same number: by the string
     }
 
@@ -443,7 +447,9 @@ mod tests {
         // p0: down again 5.0..5.1 after consuming: a second episode of 100 ms.
         // p1: down 0.0..0.5, then a gap (no row) 0.5..0.7, then down 0.7..1.0: two episodes,
         //     500 ms and 300 ms. Zero-length consuming row at 1.5 does not split p0's episode.
+        // p1's rows come in two pieces, out of time order: taken by start all the same.
         let rows = [
+            own(1, 0.7, 1.0, "", "stop-the-world"),
             own(0, 0.0, 1.0, "c0", "consuming"),
             own(0, 1.0, 1.5, "", "revoked"),
             own(0, 1.5, 1.5, "c0", "consuming"),
@@ -451,9 +457,8 @@ mod tests {
             own(0, 2.25, 5.0, "c1", "consuming"),
             own(0, 5.0, 5.1, "c1", "owner-dead"),
             own(1, 0.0, 0.5, "", "stop-the-world"),
-            own(1, 0.7, 1.0, "", "stop-the-world"),
         ];
-        let ms = downtime_episodes_ms(&rows);
+        let ms = downtime_episodes_ms(&log(&rows));
         let rounded: Vec<i64> = ms.iter().map(|v| v.round() as i64).collect();
         assert_eq!(rounded, vec![100, 300, 500, 1250]);
     }
@@ -470,8 +475,8 @@ mod tests {
             own(1, 0.0, 10.0, "c1", "consuming"),
         ];
         let parts = vec![("t".to_string(), 0), ("t".to_string(), 1)];
-        let ms = members(&rows);
-        let g = build_grid(&rows, &parts, &ms, 10.0, 10);
+        let ms = members(&log(&rows));
+        let g = build_grid(&log(&rows), &parts, &ms, 10.0, 10);
         assert_eq!((g.rows, g.partitions_per_row), (2, 1));
         assert_eq!(g.cell(0, 2), Some(Category::Owned { member: 0, idle: false }));
         assert_eq!(g.cell(0, 3), Some(Category::Down(DownCause::OwnerDead)));
@@ -489,7 +494,7 @@ mod tests {
             (1..1000).map(|p| own(p, 0.0, 4.0, "c0", "consuming")).collect();
         rows.push(own(0, 0.0, 4.0, "", "unassigned"));
         let parts: Vec<(String, u32)> = (0..1000).map(|p| ("t".to_string(), p)).collect();
-        let g = build_grid(&rows, &parts, &members(&rows), 4.0, 4);
+        let g = build_grid(&log(&rows), &parts, &members(&log(&rows)), 4.0, 4);
         assert_eq!((g.rows, g.partitions_per_row), (200, 5));
         assert_eq!(g.cell(0, 0), Some(Category::Owned { member: 0, idle: false }));
         // One partition of 1,000 down the whole time: 0.001 in every column.
@@ -512,7 +517,7 @@ mod tests {
         ];
         rows.extend((4..400).map(|p| own(p, 0.0, 2.0, "c0", "consuming")));
         let parts: Vec<(String, u32)> = (0..400).map(|p| ("t".to_string(), p)).collect();
-        let g = build_grid(&rows, &parts, &members(&rows), 2.0, 2);
+        let g = build_grid(&log(&rows), &parts, &members(&log(&rows)), 2.0, 2);
         assert_eq!(g.partitions_per_row, 2);
         assert_eq!(g.cell(0, 0), Some(Category::Owned { member: 0, idle: false }));
         assert_eq!(g.cell(0, 1), Some(Category::Down(DownCause::Revoked)));
@@ -521,10 +526,10 @@ mod tests {
 
     #[test]
     fn empty_and_zero_length_runs_give_empty_grids() {
-        let g = build_grid(&[], &[], &[], 0.0, 50);
+        let g = build_grid(&OwnershipLog::default(), &[], &[], 0.0, 50);
         assert_eq!((g.rows, g.cells.len()), (0, 0));
         let parts = vec![("t".to_string(), 0)];
-        let g = build_grid(&[own(0, 0.0, 0.0, "c0", "consuming")], &parts, &[], 0.0, 5);
+        let g = build_grid(&log(&[own(0, 0.0, 0.0, "c0", "consuming")]), &parts, &[], 0.0, 5);
         assert_eq!(g.cells, vec![None; 5]);
     }
 

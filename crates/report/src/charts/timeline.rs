@@ -14,6 +14,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
+use std::collections::BTreeSet;
 
 const WIDTH_PX: u32 = 1600;
 const LEGEND_PX: u32 = 300;
@@ -52,10 +53,9 @@ impl TimelineChart {
         let members = data::members(&report.ownership);
         let t_end_s = data::run_end_s(report);
         let grid = data::build_grid(&report.ownership, &partitions, &members, t_end_s, COLS);
-        let mut causes: Vec<DownCause> =
-            report.ownership.iter().filter_map(|r| DownCause::of_state(&r.state)).collect();
-        causes.sort();
-        causes.dedup();
+        let causes: BTreeSet<DownCause> =
+            report.ownership.iter().filter_map(|r| DownCause::of_state(r.state)).collect();
+        let causes: Vec<DownCause> = causes.into_iter().collect();
         let row_px = (720 / grid.rows.max(1) as u32).clamp(3, 28);
         TimelineChart {
             label: RunKey::of(report).map_or_else(|| "run".to_string(), |k| k.label()),
