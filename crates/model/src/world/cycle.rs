@@ -147,6 +147,9 @@ impl Cycle {
     fn records(&mut self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
         let n = self.len() as u64;
         debug_assert!(count <= n && from.is_multiple_of(n));
+        if count < n {
+            return self.notes(q, from, count, shift); // Partial periods are not kept.
+        }
         if !self.records.contains_key(&(q, count)) {
             let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
             let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
