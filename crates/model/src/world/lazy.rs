@@ -28,9 +28,10 @@ use crate::consumer::{ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, 
 use crate::types::Conn;
 use sim_core::{SimTime, RANK_LAST};
 
-/// Cycles kept per member (a message that wakes a waiting poll moves the fetch rotation by
-/// one, so a member alternates between a few cycles).
-pub(super) const MAX_CYCLES: usize = 4;
+/// Cycles kept per member: a message that wakes a waiting poll moves the fetch rotation by
+/// one, so a steady member alternates between two (more cost memory: each holds a period of
+/// loop states and records).
+pub(super) const MAX_CYCLES: usize = 2;
 
 /// How the world steps the members' poll loops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
