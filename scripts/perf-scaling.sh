@@ -9,10 +9,10 @@
 # Every run: 10 topics, 10 records/s per partition (constant), 0.5 ms per record, java client,
 # auto-commit, no initial rebalance delay, SIM_S simulated seconds (default 10): the group
 # forms (one rebalance of every member) and consumes in steady state. Wall time and peak RSS
-# come from /usr/bin/time; events and records processed from the run's table. With constant
-# arrivals the partitions of a member fill at the same instants, so events grow with members
-# (polls) and records with partitions. Timings depend on the machine and its
-# load: compare the slopes, not the absolute values.
+# come from /usr/bin/time; events (queue events: with fast stepping mostly the group protocol,
+# as steady polls run aside) and records processed from the run's table. Events grow with
+# members, records with partitions. Timings depend on the machine and its load: compare the
+# slopes, not the absolute values.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIM_S="${SIM_S:-10}"

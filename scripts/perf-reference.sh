@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The reference measurement of issue 8: each protocol of sims/bench/large-rolling-restart.toml
+# (1,000 members, 10,000 partitions, 1 million records/s, one hour, rolling restart from minute
+# 10) in its own process, with wall time, CPU time, queue events and peak RSS. Appends to
+# results/perf/reference.csv and prints the rows.
+#
+#   scripts/perf-reference.sh                       # the constant-rate reference, 3 protocols
+#   VARIANT=stochastic DURATION=60s scripts/perf-reference.sh   # Poisson/lognormal, shortened
+#   PLAIN=1 DURATION=20s scripts/perf-reference.sh  # the same with every step queued
+#
+# DURATION shortens the run and drops the rolling restart (it starts at minute 10): a shortened
+# run is steady state only. Timings depend on the machine and its load.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked -q -p rebalance-sim
+bin=target/release/rebalance-sim
+src=sims/bench/large-rolling-restart.toml
+[[ "${VARIANT:-}" == stochastic ]] && src=sims/bench/large-rolling-restart-stochastic.toml
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+scenario="$work/scenario.toml"
+sed -e "s/^duration = \"1h\"/duration = \"${DURATION:-1h}\"/" "$src" > "$scenario"
+if [[ "${DURATION:-1h}" != 1h ]]; then
+  sed -i '/^\[\[event\]\]/,$d' "$scenario"
+fi
+flags=(--timing)
+stepping=fast
+if [[ -n "${PLAIN:-}" ]]; then flags+=(--plain); stepping=plain; fi
+out=results/perf/reference.csv
+[[ -f "$out" ]] || echo "date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb" > "$out"
+for p in eager:range cooperative:cooperative-sticky consumer:uniform; do
+  /usr/bin/time -f '%e %U %M' -o "$work/time" "$bin" run "$scenario" --protocol "$p" \
+    --out "$work/out" "${flags[@]}" > /dev/null 2> "$work/timing"
+  read -r wall user rss < "$work/time"
+  events=$(sed -n 's/.* s wall, \([0-9]*\) events.*/\1/p' "$work/timing")
+  row="$(date -u +%F),${VARIANT:-constant},${DURATION:-1h},$stepping,$p,$wall,$user,$events,$rss"
+  echo "$row" | tee -a "$out"
+done
