@@ -14,8 +14,10 @@ use std::collections::VecDeque;
 /// How one partition's records arrive.
 #[derive(Clone, Debug)]
 enum Process {
-    /// Evenly spaced at `rate_per_s`; zero rate means no records ever.
-    Constant { rate_per_s: f64 },
+    /// Evenly spaced at `rate_per_s`; zero rate means no records ever. `spacing_ns`: the gap
+    /// when the rate is a whole divisor of 10^9 per second (then integer arithmetic gives the
+    /// same times as the floating-point formula, below [`EXACT_OFFSETS`]).
+    Constant { rate_per_s: f64, spacing_ns: Option<u64> },
     /// Poisson with mean `rate_per_s`; `times` holds arrivals of offsets `base..`.
     Poisson { rate_per_s: f64, rng: Box<SimRng>, base: u64, times: VecDeque<SimTime> },
 }
@@ -29,10 +31,22 @@ pub struct PartitionLog {
 
 const NANOS_PER_SEC: f64 = 1e9;
 
+/// Offsets below which `(offset + 1) x 10^9` is an exact `f64` (2^53 / 10^9): there the
+/// floating-point arrival formula of an exactly spaced log is exact.
+const EXACT_OFFSETS: u64 = (1u64 << 53) / 1_000_000_000;
+
+/// The whole-nanosecond gap of a rate that divides 10^9 records per second exactly.
+fn whole_spacing_ns(rate_per_s: f64) -> Option<u64> {
+    let whole_rate = rate_per_s >= 1.0 && rate_per_s.fract() == 0.0 && rate_per_s <= 1e9;
+    let rate = rate_per_s as u64;
+    (whole_rate && 1_000_000_000 % rate == 0).then(|| 1_000_000_000 / rate)
+}
+
 impl PartitionLog {
     /// A partition with evenly spaced arrivals from `start`.
     pub fn constant(start: SimTime, rate_per_s: f64) -> PartitionLog {
-        PartitionLog { start, process: Process::Constant { rate_per_s } }
+        let spacing_ns = whole_spacing_ns(rate_per_s);
+        PartitionLog { start, process: Process::Constant { rate_per_s, spacing_ns } }
     }
 
     /// A partition with Poisson arrivals from `start`, drawn from `rng`.
@@ -43,27 +57,22 @@ impl PartitionLog {
     }
 
     /// For a constant log whose arrivals are exactly `spacing` apart for every offset below
-    /// `limit` (the rate divides a second into whole nanoseconds, and the arithmetic of
+    /// `limit` (a whole rate that divides 10^9 records per second; the arithmetic of
     /// [`PartitionLog::arrival`] is exact there): `Some((spacing, limit))`. Shifting such a log by
     /// `d` offsets shifts its arrivals by exactly `d x spacing` (fast stepping's periodic jumps).
     pub fn exact_spacing(&self) -> Option<(SimTime, u64)> {
-        let Process::Constant { rate_per_s } = self.process else { return None };
-        if rate_per_s <= 0.0 {
-            return None;
-        }
-        let spacing = NANOS_PER_SEC / rate_per_s;
-        // (offset + 1) x 1e9 is an exact f64 below 2^53, and so is its exact quotient.
-        let limit = (1u64 << 53) / 1_000_000_000;
-        let whole =
-            spacing.fract() == 0.0 && spacing >= 1.0 && spacing * rate_per_s == NANOS_PER_SEC;
-        whole.then(|| (SimTime::from_nanos(spacing as u64), limit))
+        let Process::Constant { spacing_ns, .. } = self.process else { return None };
+        spacing_ns.map(|s| (SimTime::from_nanos(s), EXACT_OFFSETS))
     }
 
     /// When offset `offset` arrives (`SimTime::MAX` if it never does).
     pub fn arrival(&mut self, offset: u64) -> SimTime {
         let start = self.start;
         match &mut self.process {
-            Process::Constant { rate_per_s } => constant_arrival(start, *rate_per_s, offset),
+            Process::Constant { spacing_ns: Some(s), .. } if offset + 1 < EXACT_OFFSETS => {
+                start.saturating_add(SimTime::from_nanos((offset + 1) * *s))
+            }
+            Process::Constant { rate_per_s, .. } => constant_arrival(start, *rate_per_s, offset),
             Process::Poisson { rate_per_s, rng, base, times } => {
                 if *rate_per_s <= 0.0 {
                     return SimTime::MAX;
@@ -119,7 +128,12 @@ impl PartitionLog {
         }
         let start = self.start;
         match &mut self.process {
-            Process::Constant { rate_per_s } => constant_count(start, *rate_per_s, at),
+            Process::Constant { spacing_ns: Some(s), .. }
+                if (at - start).as_nanos() / *s < EXACT_OFFSETS =>
+            {
+                (at - start).as_nanos() / *s
+            }
+            Process::Constant { rate_per_s, .. } => constant_count(start, *rate_per_s, at),
             Process::Poisson { rate_per_s, .. } if *rate_per_s <= 0.0 => 0,
             Process::Poisson { rate_per_s, rng, base, times } => {
                 // Generate past `at`, then binary-search the generated times.
@@ -235,6 +249,27 @@ mod tests {
                 assert_eq!(log.log_end_from(at, known), end.max(known), "at {ms} ms from {known}");
             }
         }
+    }
+
+    /// The integer path of an exactly spaced log gives the floating-point formula's times and
+    /// counts, at the ends of its range too.
+    #[test]
+    fn whole_rates_use_exact_integer_arithmetic() {
+        for rate in [1.0, 100.0, 250.0, 1_000.0, 8.0] {
+            let start = SimTime::from_millis(3);
+            let mut log = PartitionLog::constant(start, rate);
+            assert!(log.exact_spacing().is_some(), "{rate}");
+            for k in [0u64, 1, 99, 12_345, EXACT_OFFSETS - 3, EXACT_OFFSETS - 2] {
+                let float = constant_arrival(start, rate, k);
+                assert_eq!(log.arrival(k), float, "rate {rate} offset {k}");
+                assert_eq!(log.log_end(float), constant_count(start, rate, float), "{rate} {k}");
+                let before = float - SimTime::from_nanos(1);
+                assert_eq!(log.log_end(before), constant_count(start, rate, before), "{rate} {k}");
+            }
+        }
+        assert_eq!(whole_spacing_ns(3.0), None); // 333,333,333.3 ns
+        assert_eq!(whole_spacing_ns(33.333333), None);
+        assert_eq!(whole_spacing_ns(0.5), None); // exact, but not a whole rate: float path
     }
 
     #[test]
