@@ -117,3 +117,19 @@ pub fn remove(dir: &Path) -> Result<(), LabError> {
         Err(e) => Err(LabError::io(&path, e)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A resumed sweep must read back the exact summary values it journaled (its final files
+    /// are compared byte for byte with an uninterrupted sweep's): serde_json's default float
+    /// parser can be one ULP off (20.227646189999998 read back as 20.22764619), so the
+    /// workspace enables `float_roundtrip`.
+    #[test]
+    fn journaled_floats_read_back_exactly() {
+        for x in [20.227646189999998_f64, 23.825200037000002, 0.1 + 0.2, 1e-310, 6001.5] {
+            let text = serde_json::to_string(&x).expect("serialises");
+            let back: f64 = serde_json::from_str(&text).expect("parses");
+            assert_eq!(back.to_bits(), x.to_bits(), "{text}");
+        }
+    }
+}
