@@ -680,6 +680,25 @@ mod tests {
         }
     }
 
+    fn labels(duration_ms: u64) -> RunLabels {
+        RunLabels {
+            scenario: "s".into(),
+            protocol: "eager".into(),
+            assignor: "range".into(),
+            static_membership: false,
+            seed: 1,
+            duration: s(duration_ms),
+        }
+    }
+
+    /// A collector of a run of one topic with one partition, owned by `a` from t = 0.
+    fn consuming_partition(duration_ms: u64) -> Collector {
+        let mut c = Collector::new(labels(duration_ms));
+        c.observe(Observation::Topics { names: vec!["t".into()], partitions: vec![1] });
+        c.observe(access(0, 0, Some("a"), PartState::Consuming, 0));
+        c
+    }
+
     fn processed(p: u32, first: u64, n: u64, arrival_ms: u64, end_ms: u64) -> Observation {
         Observation::Processed {
             tp: tp(p),
@@ -692,15 +711,7 @@ mod tests {
     /// Two partitions over 10 s, folded by hand.
     #[test]
     fn folds_a_hand_made_run() {
-        let labels = RunLabels {
-            scenario: "s".into(),
-            protocol: "eager".into(),
-            assignor: "range".into(),
-            static_membership: false,
-            seed: 1,
-            duration: s(10_000),
-        };
-        let mut c = Collector::new(labels);
+        let mut c = Collector::new(labels(10_000));
         let obs = vec![
             Observation::Topics { names: vec!["t".into()], partitions: vec![2] },
             access(0, 0, None, PartState::Unassigned, 500),
@@ -770,17 +781,7 @@ mod tests {
     /// episode) but two rows.
     #[test]
     fn adjacent_intervals_are_merged() {
-        let labels = RunLabels {
-            scenario: "s".into(),
-            protocol: "eager".into(),
-            assignor: "range".into(),
-            static_membership: false,
-            seed: 1,
-            duration: s(10_000),
-        };
-        let mut c = Collector::new(labels);
-        c.observe(Observation::Topics { names: vec!["t".into()], partitions: vec![1] });
-        c.observe(access(0, 0, Some("a"), PartState::Consuming, 0));
+        let mut c = consuming_partition(10_000);
         c.observe(access(1_000, 0, Some("a"), PartState::Consuming, 0));
         c.observe(access(2_000, 0, Some("a"), PartState::Consuming, 0));
         c.observe(access(3_000, 0, None, PartState::StopTheWorld, 0));
@@ -827,20 +828,10 @@ mod tests {
         // 0..5 were already processed once: the copies cover 3..15, so 3..5 are reprocessed
         // (no latency), 5..15 are new: pattern records 2,0,1,2,0,1,2,0,1,2 -> 4 x 4 ms,
         // 3 x 1 ms, 3 x 2 ms. The same fold as the 4 copies observed one by one.
-        let labels = RunLabels {
-            scenario: "s".into(),
-            protocol: "eager".into(),
-            assignor: "range".into(),
-            static_membership: false,
-            seed: 1,
-            duration: s(1_000),
-        };
         let arrivals = vec![s(100), s(110), s(120)];
         let ends = vec![s(101), s(112), s(124)];
         let fold = |periodic: bool| {
-            let mut c = Collector::new(labels.clone());
-            c.observe(Observation::Topics { names: vec!["t".into()], partitions: vec![1] });
-            c.observe(access(0, 0, Some("a"), PartState::Consuming, 0));
+            let mut c = consuming_partition(1_000);
             c.observe(processed(0, 0, 5, 0, 50));
             if periodic {
                 c.observe(Observation::ProcessedPeriodic {
@@ -880,17 +871,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "conservation")]
     fn processing_beyond_the_log_is_a_bug() {
-        let labels = RunLabels {
-            scenario: "s".into(),
-            protocol: "eager".into(),
-            assignor: "range".into(),
-            static_membership: false,
-            seed: 1,
-            duration: s(1_000),
-        };
-        let mut c = Collector::new(labels);
-        c.observe(Observation::Topics { names: vec!["t".into()], partitions: vec![1] });
-        c.observe(access(0, 0, Some("a"), PartState::Consuming, 0));
+        let mut c = consuming_partition(1_000);
         c.observe(processed(0, 0, 5, 0, 1));
         c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 3)], events: 1 });
         c.finish();
