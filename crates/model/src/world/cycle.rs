@@ -57,6 +57,9 @@ pub(super) struct Recorder {
     seen: BTreeMap<Vec<i64>, usize>,
 }
 
+/// Whole periods one jump may cover (a bound for the search, far above any catch-up's reach).
+const MAX_JUMP_PERIODS: u64 = 1 << 20;
+
 /// Snapshots kept per catch-up while looking for a cycle.
 const MAX_RECORDED: usize = 256;
 
@@ -108,14 +111,30 @@ impl Cycle {
         base + SimTime::from_nanos(self.period.time.as_nanos() * wraps)
     }
 
-    /// How many steps from phase `q` fit in `bound` (capped so offsets stay exact).
-    fn steps_within(&self, q: usize, shift: &LoopShift, bound: Bound, max_periods: u64) -> u64 {
+    /// The phase of a member in loop state `state` (with `signature`, last poll at `at`) on
+    /// this cycle, and its shift from the recorded state of that phase.
+    fn locate(
+        &self,
+        signature: &[i64],
+        state: &LoopState,
+        at: SimTime,
+    ) -> Option<(usize, LoopShift)> {
+        let q = *self.phases.get(signature)?;
+        let base = &self.snaps[q].state;
+        if state.tps() != self.tps || at < base.last_poll() {
+            return None;
+        }
+        Some((q, LoopShift::between(base, base.last_poll(), state, at)))
+    }
+
+    /// How many steps from phase `q` fit in `bound` (at most [`MAX_JUMP_PERIODS`] periods).
+    fn steps_within(&self, q: usize, shift: &LoopShift, bound: Bound) -> u64 {
         let n = self.len() as u64;
         if !bound.admits(self.step_time(q, 1, shift)) {
             return 0;
         }
         // Whole periods first (step times grow by one period per n steps), then single steps.
-        let (mut lo, mut hi) = (0u64, max_periods);
+        let (mut lo, mut hi) = (0u64, MAX_JUMP_PERIODS);
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
             if bound.admits(self.step_time(q, mid * n, shift)) {
@@ -198,38 +217,48 @@ impl World<'_> {
         if self.slots[slot].cycles.is_empty() {
             return false;
         }
+        let Some((signature, state, at)) = self.loop_position(slot) else { return false };
         let mut cycles = std::mem::take(&mut self.slots[slot].cycles);
-        let moved = cycles.iter_mut().any(|cycle| self.jump_along(slot, cycle, bound));
+        let moved = cycles.iter_mut().any(|cycle| match cycle.locate(&signature, &state, at) {
+            Some((q, shift)) => self.jump_along(slot, cycle, q, &shift, bound),
+            None => false,
+        });
         self.slots[slot].cycles = cycles;
         moved
     }
 
-    fn jump_along(&mut self, slot: usize, cycle: &mut Cycle, bound: Bound) -> bool {
-        let Some(step) = self.slots[slot].lazy else { return false };
-        let Some(signature) = self.signature(slot, step) else { return false };
-        let Some(&q) = cycle.phases.get(&signature) else { return false };
-        let consumer = self.slots[slot].consumer.as_ref().expect("an aside member is alive");
-        let (state, at) = (consumer.loop_state(), consumer.last_poll());
-        let base = &cycle.snaps[q];
-        if state.tps() != cycle.tps || at < base.state.last_poll() {
-            return false;
-        }
-        let shift = LoopShift::between(&base.state, base.state.last_poll(), &state, at);
-        let max_periods = 1u64 << 20;
-        let m = cycle.steps_within(q, &shift, bound, max_periods);
+    /// The loop state of `slot` when its coming steps may repeat: its signature, the state
+    /// and the time of its last poll.
+    fn loop_position(&mut self, slot: usize) -> Option<(Vec<i64>, LoopState, SimTime)> {
+        let step = self.slots[slot].lazy?;
+        let signature = self.signature(slot, step)?;
+        let consumer = self.slots[slot].consumer.as_ref()?;
+        Some((signature, consumer.loop_state(), consumer.last_poll()))
+    }
+
+    /// Jumps `slot`, at `S_q + shift` of `cycle`, as many steps as `bound` allows.
+    fn jump_along(
+        &mut self,
+        slot: usize,
+        cycle: &mut Cycle,
+        q: usize,
+        shift: &LoopShift,
+        bound: Bound,
+    ) -> bool {
+        let m = cycle.steps_within(q, shift, bound);
         if m == 0 {
             return false;
         }
         let n = cycle.len() as u64;
         let periods = m / n;
-        let now = cycle.step_time(q, m, &shift);
+        let now = cycle.step_time(q, m, shift);
         if periods > 0 {
-            for (tp, first, arrivals, ends) in cycle.records(q, 0, n, &shift) {
+            for (tp, first, arrivals, ends) in cycle.records(q, 0, n, shift) {
                 self.emit_periodic(tp, first, arrivals, ends, cycle.period.time, periods);
             }
         }
         let rest = m - periods * n;
-        let rest = if rest > 0 { cycle.records(q, periods * n, rest, &shift) } else { Vec::new() };
+        let rest = if rest > 0 { cycle.records(q, periods * n, rest, shift) } else { Vec::new() };
         for (tp, first, arrivals, ends) in rest {
             self.emit_processed(now, tp, first, arrivals, ends);
         }
@@ -247,8 +276,6 @@ impl World<'_> {
     /// next record is at or above the highest offset processed so far): a sample counts them
     /// without running the steps. `None`: the member must catch up instead.
     pub(super) fn unreported_records(&mut self, slot: usize, bound: Bound) -> Option<u64> {
-        let step = self.slots[slot].lazy?;
-        let signature = self.signature(slot, step)?;
         let consumer = self.slots[slot].consumer.as_ref()?;
         let fresh = consumer
             .next_unprocessed()
@@ -257,17 +284,10 @@ impl World<'_> {
         if !fresh {
             return None;
         }
-        let (state, at) = (consumer.loop_state(), consumer.last_poll());
-        let s = &self.slots[slot];
-        s.cycles.iter().find_map(|cycle| {
-            let q = *cycle.phases.get(&signature)?;
-            let base = &cycle.snaps[q];
-            if state.tps() != cycle.tps || at < base.state.last_poll() {
-                return None;
-            }
-            let shift = LoopShift::between(&base.state, base.state.last_poll(), &state, at);
-            let m = cycle.steps_within(q, &shift, bound, 1 << 20);
-            Some(cycle.record_count(q, m))
+        let (signature, state, at) = self.loop_position(slot)?;
+        self.slots[slot].cycles.iter().find_map(|cycle| {
+            let (q, shift) = cycle.locate(&signature, &state, at)?;
+            Some(cycle.record_count(q, cycle.steps_within(q, &shift, bound)))
         })
     }
 
