@@ -173,7 +173,7 @@ impl World<'_> {
         at < consumer.loud_at() && !expired
     }
 
-    /// Runs every aside step due by `now` (a sample, the end of the run).
+    /// Runs every aside step due by `now` (the end of the run; a sample counts instead).
     pub(super) fn catch_up_all(&mut self, now: SimTime) {
         if self.stepping == Stepping::Plain {
             return;
