@@ -837,8 +837,9 @@ mod tests {
                 c.observe(Observation::ProcessedPeriodic {
                     tp: tp(0),
                     first: 3,
-                    arrivals: arrivals.clone(),
-                    ends: ends.clone(),
+                    arrivals: arrivals.iter().map(|t| *t - s(100)).collect(),
+                    ends: ends.iter().map(|t| *t - s(100)).collect(),
+                    shift: s(100),
                     period: s(30),
                     repeats: 4,
                 });

@@ -3,6 +3,7 @@
 
 use crate::types::Tp;
 use sim_core::SimTime;
+use std::sync::Arc;
 
 /// Whether a partition may be consumed, and if not, why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -69,18 +70,21 @@ pub enum Observation {
         ends: Vec<SimTime>,
     },
     /// Records processed in a repeating pattern (fast stepping's periodic jump): the records
-    /// `first..first + n` (`n = ends.len()`) with these arrival and end times, then `repeats - 1`
-    /// more copies of them, copy `j` shifted by `j x n` offsets and `j x period` in time. The
-    /// same as `repeats` `Processed` observations of the shifted copies.
+    /// `first..first + n` (`n = ends.len()`) with arrival and end times `arrivals` and `ends`
+    /// moved by `shift`, then `repeats - 1` more copies of them, copy `j` shifted by `j x n`
+    /// offsets and `j x period` in time. The same as `repeats` `Processed` observations of the
+    /// shifted copies. (The pattern is shared, not copied, by the jumps that repeat it.)
     ProcessedPeriodic {
         /// Partition.
         tp: Tp,
         /// First offset of the first copy.
         first: u64,
-        /// Arrival time of each record of the first copy.
-        arrivals: Vec<SimTime>,
-        /// End of processing of each record of the first copy.
-        ends: Vec<SimTime>,
+        /// Arrival time of each record of the pattern (the first copy: plus `shift`).
+        arrivals: Arc<[SimTime]>,
+        /// End of processing of each record of the pattern (the first copy: plus `shift`).
+        ends: Arc<[SimTime]>,
+        /// The time from the pattern to the first copy.
+        shift: SimTime,
         /// The time shift from one copy to the next.
         period: SimTime,
         /// Copies (at least 1).

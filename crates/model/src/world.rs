@@ -200,6 +200,8 @@ struct Slot {
     wake: TimerId,
     /// Known cycles of the member's aside steps (`world/cycle.rs`).
     cycles: Vec<cycle::Cycle>,
+    /// Where the member stands on one of them, if known (`world/cycle.rs`).
+    on_cycle: Option<cycle::OnCycle>,
 }
 
 impl Slot {
@@ -218,6 +220,58 @@ struct Part {
 impl Part {
     fn new() -> Part {
         Part { owner: None, cause: PartState::Unassigned, frontier: 0, last: None }
+    }
+}
+
+/// The world's books per partition: one `Vec` per topic, indexed by partition (partitions
+/// are numbered densely and only ever added), iterated in `(topic, partition)` order.
+struct Parts {
+    by_topic: Vec<Vec<Part>>,
+}
+
+impl Parts {
+    fn new(topics: usize) -> Parts {
+        Parts { by_topic: (0..topics).map(|_| Vec::new()).collect() }
+    }
+
+    /// Adds the next partition of its topic (`tp.partition` is the topic's count so far).
+    fn push(&mut self, tp: Tp) {
+        let parts = &mut self.by_topic[tp.topic as usize];
+        assert_eq!(parts.len(), tp.partition as usize, "partitions are added in order");
+        parts.push(Part::new());
+    }
+
+    fn get(&self, tp: &Tp) -> Option<&Part> {
+        self.by_topic.get(tp.topic as usize)?.get(tp.partition as usize)
+    }
+
+    fn get_mut(&mut self, tp: &Tp) -> Option<&mut Part> {
+        self.by_topic.get_mut(tp.topic as usize)?.get_mut(tp.partition as usize)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (Tp, &Part)> {
+        self.by_topic.iter().enumerate().flat_map(|(topic, parts)| {
+            parts.iter().enumerate().map(move |(partition, part)| {
+                (Tp { topic: topic as u32, partition: partition as u32 }, part)
+            })
+        })
+    }
+
+    fn keys(&self) -> impl Iterator<Item = Tp> + '_ {
+        self.iter().map(|(tp, _)| tp)
+    }
+}
+
+impl std::ops::Index<Tp> for Parts {
+    type Output = Part;
+    fn index(&self, tp: Tp) -> &Part {
+        self.get(&tp).expect("a known partition")
+    }
+}
+
+impl std::ops::IndexMut<Tp> for Parts {
+    fn index_mut(&mut self, tp: Tp) -> &mut Part {
+        self.get_mut(&tp).expect("a known partition")
     }
 }
 
@@ -249,7 +303,7 @@ struct World<'o> {
     slots: Vec<Slot>,
     down_waiting: BTreeSet<String>,
     params: ConsumerParams,
-    parts: BTreeMap<Tp, Part>,
+    parts: Parts,
     dirty: BTreeSet<Tp>,
     rebalance: Option<OpenRebalance>,
     last_generation: i32,
@@ -321,7 +375,7 @@ impl<'o> World<'o> {
             slots: Vec::new(),
             down_waiting: BTreeSet::new(),
             params,
-            parts: BTreeMap::new(),
+            parts: Parts::new(order.len()),
             dirty: BTreeSet::new(),
             rebalance: None,
             last_generation: 0,
@@ -401,7 +455,7 @@ impl<'o> World<'o> {
             self.spacings[topic].push(log.exact_spacing());
             self.logs.logs[topic].push(log);
             let tp = Tp { topic: topic as u32, partition };
-            self.parts.insert(tp, Part::new());
+            self.parts.push(tp);
             self.dirty.insert(tp);
         }
         self.topics[topic].partitions = total;
@@ -466,9 +520,9 @@ impl<'o> World<'o> {
         }
         self.flush_access(end);
         let mut produced = Vec::new();
-        for (tp, _) in self.parts.iter() {
+        for tp in self.parts.keys() {
             produced
-                .push((*tp, self.logs.logs[tp.topic as usize][tp.partition as usize].log_end(end)));
+                .push((tp, self.logs.logs[tp.topic as usize][tp.partition as usize].log_end(end)));
         }
         self.observer.observe(Observation::End { at: end, produced, events });
     }
@@ -547,12 +601,13 @@ impl<'o> World<'o> {
                 }
             }
         }
-        for tp in self.parts.keys() {
+        let tps: Vec<Tp> = self.parts.keys().collect();
+        for tp in &tps {
             let mut floor = self.committed_offset(*tp).unwrap_or(0);
             if let Some(position) = member_floor.get(tp) {
                 floor = floor.min(*position);
             }
-            floor = floor.min(self.parts[tp].frontier);
+            floor = floor.min(self.parts[*tp].frontier);
             self.logs.logs[tp.topic as usize][tp.partition as usize].trim_below(floor);
         }
     }
@@ -639,11 +694,11 @@ impl<'o> World<'o> {
     }
 
     fn owned_by(&self, conn: Conn) -> Vec<Tp> {
-        self.parts.iter().filter(|(_, p)| p.owner == Some(conn)).map(|(tp, _)| *tp).collect()
+        self.parts.iter().filter(|(_, p)| p.owner == Some(conn)).map(|(tp, _)| tp).collect()
     }
 
     fn set_owner(&mut self, tp: Tp, owner: Option<Conn>, cause: PartState) {
-        let previous = self.parts[&tp].owner;
+        let previous = self.parts[tp].owner;
         if previous != owner {
             self.catch_up_owner(previous, self.queue.now());
         }
@@ -716,7 +771,7 @@ impl<'o> World<'o> {
         match note {
             ConsumerNote::Assigned { owned, generation, rejoining } => {
                 for tp in owned {
-                    if self.parts[&tp].owner != Some(conn) {
+                    if self.parts[tp].owner != Some(conn) {
                         self.set_owner(tp, Some(conn), PartState::Unassigned);
                     }
                 }
@@ -738,7 +793,7 @@ impl<'o> World<'o> {
             }
             ConsumerNote::Lost { tps } => self.release(conn, &tps, PartState::Unassigned),
             ConsumerNote::Processed { tp, first, arrivals, ends } => {
-                let owner = self.parts[&tp].owner;
+                let owner = self.parts[tp].owner;
                 if owner.is_some_and(|o| o.slot != conn.slot) {
                     self.catch_up_owner(owner, now); // Its earlier records come first.
                 }
@@ -777,7 +832,7 @@ impl<'o> World<'o> {
 
     fn release(&mut self, conn: Conn, tps: &[Tp], state: PartState) {
         for tp in tps {
-            if self.parts[tp].owner == Some(conn) {
+            if self.parts[*tp].owner == Some(conn) {
                 self.set_owner(*tp, None, state);
             }
         }
@@ -788,9 +843,9 @@ impl<'o> World<'o> {
         self.ext_shared_owners();
         let dirty = std::mem::take(&mut self.dirty);
         for tp in dirty {
-            self.catch_up_owner(self.parts[&tp].owner, now);
+            self.catch_up_owner(self.parts[tp].owner, now);
             let state = self.access_state(tp);
-            let part = &self.parts[&tp];
+            let part = &self.parts[tp];
             let key = (part.owner, state);
             if part.last == Some(key) {
                 continue;
@@ -804,7 +859,7 @@ impl<'o> World<'o> {
     }
 
     fn access_state(&self, tp: Tp) -> PartState {
-        let part = &self.parts[&tp];
+        let part = &self.parts[tp];
         let Some(conn) = part.owner else { return part.cause };
         let slot = &self.slots[conn.slot as usize];
         if slot.incarnation != conn.incarnation || !slot.alive() {
@@ -838,6 +893,7 @@ impl<'o> World<'o> {
             lazy: None,
             wake,
             cycles: Vec::new(),
+            on_cycle: None,
         });
         index
     }
@@ -918,6 +974,7 @@ impl<'o> World<'o> {
         s.held.clear();
         s.disconnected = false;
         s.cycles.clear();
+        s.on_cycle = None;
         for id in s.timers.clone() {
             self.queue.cancel(id);
         }

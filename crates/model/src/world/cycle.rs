@@ -18,9 +18,14 @@ use crate::observe::Observation;
 use crate::types::Tp;
 use sim_core::SimTime;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Records processed at one step: partition, first offset, arrivals, ends.
 pub(super) type Processed = (Tp, u64, Vec<SimTime>, Vec<SimTime>);
+
+/// The records of whole periods, per partition, in the frame of the recorded cycle: partition,
+/// first offset, arrivals, ends (shared by every jump that emits them).
+type Pattern = (Tp, u64, Arc<[SimTime]>, Arc<[SimTime]>);
 
 /// The state after one aside step.
 #[derive(Clone, Debug)]
@@ -44,9 +49,22 @@ pub(super) struct Cycle {
     tps: Vec<Tp>,
     /// Signature -> phase (`0..n`).
     phases: BTreeMap<Vec<i64>, usize>,
-    /// `(q, r)` -> the records of the `r` steps after phase `q`, per partition, in the frame
+    /// Phase `q` -> the records of the period after phase `q`, per partition, in the frame
     /// of the recorded cycle (computed on first use).
-    records: BTreeMap<(usize, u64), Vec<Processed>>,
+    patterns: BTreeMap<usize, Vec<Pattern>>,
+    /// `counts[k]`: the records processed by steps `1..=k` of the period.
+    counts: Vec<u64>,
+}
+
+/// Where a member stands on one of its cycles (index in `Slot::cycles`, phase, shift from the
+/// recorded state), as found by the last jump or lookup. Valid while the member's pending
+/// step is `step`: running, taking back or re-recording its steps clears it.
+#[derive(Clone, Debug)]
+pub(super) struct OnCycle {
+    cycle: usize,
+    q: usize,
+    shift: LoopShift,
+    step: LazyStep,
 }
 
 /// The recording of one catch-up, looking for a repeat.
@@ -73,7 +91,14 @@ impl Recorder {
             let mut snaps: Vec<Snapshot> = self.snaps[start..].to_vec();
             snaps.push(snap);
             let phases = self.signatures[start..].iter().cloned().zip(0..).collect();
-            return Some(Cycle { snaps, period, tps, phases, records: BTreeMap::new() });
+            let counts = std::iter::once(0)
+                .chain(snaps[1..].iter().scan(0, |sum, snap| {
+                    *sum += snap.processed.iter().map(|p| p.3.len() as u64).sum::<u64>();
+                    Some(*sum)
+                }))
+                .collect();
+            let patterns = BTreeMap::new();
+            return Some(Cycle { snaps, period, tps, phases, patterns, counts });
         }
         if self.snaps.len() < MAX_RECORDED {
             self.seen.insert(signature.clone(), self.snaps.len());
@@ -93,8 +118,18 @@ pub(super) struct Bound {
 }
 
 impl Bound {
+    /// The first time not admitted: every step due before it is admitted.
+    fn limit(&self) -> SimTime {
+        let until = if self.inclusive {
+            self.until.saturating_add(SimTime::from_nanos(1))
+        } else {
+            self.until
+        };
+        until.min(self.loud)
+    }
+
     fn admits(&self, at: SimTime) -> bool {
-        (at < self.until || (self.inclusive && at == self.until)) && at < self.loud
+        at < self.limit()
     }
 }
 
@@ -128,23 +163,23 @@ impl Cycle {
     }
 
     /// How many steps from phase `q` fit in `bound` (at most [`MAX_JUMP_PERIODS`] periods).
+    /// Step `k n` (the last of the `k`-th period) is due at `last + (k - 1) period`, where
+    /// `last` is the time of step `n`: whole periods in closed form, then single steps.
     fn steps_within(&self, q: usize, shift: &LoopShift, bound: Bound) -> u64 {
         let n = self.len() as u64;
         if !bound.admits(self.step_time(q, 1, shift)) {
             return 0;
         }
-        // Whole periods first (step times grow by one period per n steps), then single steps.
-        let (mut lo, mut hi) = (0u64, MAX_JUMP_PERIODS);
-        while lo < hi {
-            let mid = lo + (hi - lo).div_ceil(2);
-            if bound.admits(self.step_time(q, mid * n, shift)) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        let mut m = lo * n;
-        while m < lo * n + n && bound.admits(self.step_time(q, m + 1, shift)) {
+        let last = self.step_time(q, n, shift).as_nanos();
+        let limit = bound.limit().as_nanos();
+        let period = self.period.time.as_nanos();
+        let periods = match (last < limit, period) {
+            (false, _) => 0,
+            (true, 0) => MAX_JUMP_PERIODS,
+            (true, period) => ((limit - 1 - last) / period + 1).min(MAX_JUMP_PERIODS),
+        };
+        let mut m = periods * n;
+        while m < periods * n + n && bound.admits(self.step_time(q, m + 1, shift)) {
             m += 1;
         }
         m
@@ -152,38 +187,32 @@ impl Cycle {
 
     /// How many records the `m` steps after phase `q` process.
     fn record_count(&self, q: usize, m: u64) -> u64 {
-        let n = self.len() as u64;
-        let at_step = |phase: usize| -> u64 {
-            self.snaps[phase].processed.iter().map(|p| p.3.len() as u64).sum()
+        let n = self.len();
+        let (periods, rest) = (m / n as u64, (m % n as u64) as usize);
+        // Steps q + 1 ..= q + rest of the period, wrapping around its end.
+        let partial = if q + rest <= n {
+            self.counts[q + rest] - self.counts[q]
+        } else {
+            self.counts[n] - self.counts[q] + self.counts[q + rest - n]
         };
-        let period: u64 = (1..=n as usize).map(at_step).sum();
-        let rest: u64 = (1..=m % n).map(|j| at_step(((q as u64 + j - 1) % n + 1) as usize)).sum();
-        (m / n) * period + rest
+        periods * self.counts[n] + partial
     }
 
-    /// The records of the `count` (at most one period) steps after `from` whole periods after
-    /// phase `q`, for a member at `S_q + shift`, per partition in offset order.
-    fn records(&mut self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
-        let n = self.len() as u64;
-        debug_assert!(count <= n && from.is_multiple_of(n));
-        if count < n {
-            return self.notes(q, from, count, shift); // Partial periods are not kept.
-        }
-        if !self.records.contains_key(&(q, count)) {
+    /// The records of the period after phase `q` for a member at `S_q + shift`, per partition
+    /// in offset order: the pattern (kept) and the time it moves by.
+    fn period_records(&mut self, q: usize, shift: &LoopShift) -> (&[Pattern], SimTime) {
+        if !self.patterns.contains_key(&q) {
             let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
             let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
-            let records = self.notes(q, 0, count, &zero);
-            self.records.insert((q, count), records);
+            let n = self.len() as u64;
+            let records = self.notes(q, 0, n, &zero);
+            let pattern = records
+                .into_iter()
+                .map(|(tp, first, arrivals, ends)| (tp, first, arrivals.into(), ends.into()))
+                .collect();
+            self.patterns.insert(q, pattern);
         }
-        let moved = shift.plus(&self.period, from / n);
-        self.records[&(q, count)]
-            .iter()
-            .map(|(tp, first, arrivals, ends)| {
-                let i = self.tps.binary_search(tp).expect("an owned partition");
-                let at = |ts: &Vec<SimTime>| ts.iter().map(|t| *t + moved.time).collect();
-                (*tp, first.wrapping_add(moved.offsets[i]), at(arrivals), at(ends))
-            })
-            .collect()
+        (&self.patterns[&q], shift.time)
     }
 
     /// The records of steps `from + 1 ..= from + count` after phase `q` of a member at
@@ -214,17 +243,34 @@ impl Cycle {
 impl World<'_> {
     /// Jumps `slot` along its cycle as far as `bound` allows; true if it moved.
     pub(super) fn jump(&mut self, slot: usize, bound: Bound) -> bool {
-        if self.slots[slot].cycles.is_empty() {
+        let Some(OnCycle { cycle: index, q, shift, .. }) = self.on_cycle(slot) else {
             return false;
-        }
-        let Some((signature, state, at)) = self.loop_position(slot) else { return false };
+        };
         let mut cycles = std::mem::take(&mut self.slots[slot].cycles);
-        let moved = cycles.iter_mut().any(|cycle| match cycle.locate(&signature, &state, at) {
-            Some((q, shift)) => self.jump_along(slot, cycle, q, &shift, bound),
-            None => false,
-        });
+        let moved = self.jump_along(slot, &mut cycles[index], index, q, &shift, bound);
         self.slots[slot].cycles = cycles;
         moved
+    }
+
+    /// Where `slot` stands on one of its cycles, if it does: the position kept by the last
+    /// jump or lookup while the pending step is unchanged, else looked up (and kept).
+    fn on_cycle(&mut self, slot: usize) -> Option<OnCycle> {
+        if self.slots[slot].cycles.is_empty() {
+            return None;
+        }
+        let step = self.slots[slot].lazy?;
+        if let Some(kept) = self.slots[slot].on_cycle.as_ref().filter(|p| p.step == step) {
+            let kept = kept.clone();
+            debug_assert!(
+                self.locate(slot, step)
+                    .is_some_and(|p| (p.cycle, p.q, &p.shift) == (kept.cycle, kept.q, &kept.shift)),
+                "the kept cycle position of slot {slot} is stale"
+            );
+            return Some(kept);
+        }
+        let found = self.locate(slot, step);
+        self.slots[slot].on_cycle = found.clone();
+        found
     }
 
     /// The loop state of `slot` when its coming steps may repeat: its signature, the state
@@ -236,11 +282,21 @@ impl World<'_> {
         Some((signature, consumer.loop_state(), consumer.last_poll()))
     }
 
+    /// Looks `slot` (with pending step `step`) up on its cycles.
+    fn locate(&mut self, slot: usize, step: LazyStep) -> Option<OnCycle> {
+        let (signature, state, at) = self.loop_position(slot)?;
+        self.slots[slot].cycles.iter().enumerate().find_map(|(cycle, c)| {
+            let (q, shift) = c.locate(&signature, &state, at)?;
+            Some(OnCycle { cycle, q, shift, step })
+        })
+    }
+
     /// Jumps `slot`, at `S_q + shift` of `cycle`, as many steps as `bound` allows.
     fn jump_along(
         &mut self,
         slot: usize,
         cycle: &mut Cycle,
+        index: usize,
         q: usize,
         shift: &LoopShift,
         bound: Bound,
@@ -253,12 +309,18 @@ impl World<'_> {
         let periods = m / n;
         let now = cycle.step_time(q, m, shift);
         if periods > 0 {
-            for (tp, first, arrivals, ends) in cycle.records(q, 0, n, shift) {
-                self.emit_periodic(tp, first, arrivals, ends, cycle.period.time, periods);
+            let period = cycle.period.time;
+            let tps = cycle.tps.clone();
+            let (patterns, moved) = cycle.period_records(q, shift);
+            for (tp, first, arrivals, ends) in patterns {
+                let i = tps.binary_search(tp).expect("an owned partition");
+                let first = first.wrapping_add(shift.offsets[i]);
+                let copy = (Arc::clone(arrivals), Arc::clone(ends), moved);
+                self.emit_periodic(*tp, first, copy, period, periods);
             }
         }
         let rest = m - periods * n;
-        let rest = if rest > 0 { cycle.records(q, periods * n, rest, shift) } else { Vec::new() };
+        let rest = if rest > 0 { cycle.notes(q, periods * n, rest, shift) } else { Vec::new() };
         for (tp, first, arrivals, ends) in rest {
             self.emit_processed(now, tp, first, arrivals, ends);
         }
@@ -267,7 +329,9 @@ impl World<'_> {
         let target = &cycle.snaps[phase];
         let consumer = self.slots[slot].consumer.as_mut().expect("an aside member is alive");
         consumer.set_loop_state(target.state.shifted(&total));
-        self.slots[slot].lazy = Some(shift_step(target.next, &total));
+        let step = shift_step(target.next, &total);
+        self.slots[slot].lazy = Some(step);
+        self.slots[slot].on_cycle = Some(OnCycle { cycle: index, q: phase, shift: total, step });
         true
     }
 
@@ -284,11 +348,9 @@ impl World<'_> {
         if !fresh {
             return None;
         }
-        let (signature, state, at) = self.loop_position(slot)?;
-        self.slots[slot].cycles.iter().find_map(|cycle| {
-            let (q, shift) = cycle.locate(&signature, &state, at)?;
-            Some(cycle.record_count(q, cycle.steps_within(q, &shift, bound)))
-        })
+        let OnCycle { cycle, q, shift, .. } = self.on_cycle(slot)?;
+        let cycle = &self.slots[slot].cycles[cycle];
+        Some(cycle.record_count(q, cycle.steps_within(q, &shift, bound)))
     }
 
     /// The signature of `slot`'s loop state with pending step `step` (None: not periodic).
@@ -321,19 +383,20 @@ impl World<'_> {
         self.observer.observe(Observation::Processed { tp, first, arrivals, ends });
     }
 
+    /// Frontier and observation of `repeats` copies of a pattern (arrivals, ends, and the
+    /// time they move by to the first copy).
     fn emit_periodic(
         &mut self,
         tp: Tp,
         first: u64,
-        arrivals: Vec<SimTime>,
-        ends: Vec<SimTime>,
+        (arrivals, ends, shift): (Arc<[SimTime]>, Arc<[SimTime]>, SimTime),
         period: SimTime,
         repeats: u64,
     ) {
         let part = self.parts.get_mut(&tp).expect("known partition");
         part.frontier = part.frontier.max(first + ends.len() as u64 * repeats);
         let observation =
-            Observation::ProcessedPeriodic { tp, first, arrivals, ends, period, repeats };
+            Observation::ProcessedPeriodic { tp, first, arrivals, ends, shift, period, repeats };
         self.observer.observe(observation);
     }
 }

@@ -335,7 +335,7 @@ impl World<'_> {
             }
             MasterNote::Removed { conn, tps } => {
                 for tp in tps {
-                    if self.parts[&tp].owner == Some(conn) {
+                    if self.parts[tp].owner == Some(conn) {
                         self.set_owner(tp, None, PartState::Unassigned);
                     }
                 }
@@ -425,7 +425,7 @@ impl World<'_> {
         }
         let dirty: Vec<Tp> = self.dirty.iter().copied().collect();
         for tp in dirty {
-            if self.parts[&tp].owner.is_some_and(|c| self.live_slot(c).is_some()) {
+            if self.parts[tp].owner.is_some_and(|c| self.live_slot(c).is_some()) {
                 continue;
             }
             let other = self.slots.iter().find_map(|s| {
