@@ -99,6 +99,10 @@ pub trait LogView {
     fn log_end_from(&mut self, tp: Tp, at: SimTime, known: u64) -> u64 {
         self.log_end(tp, at).max(known)
     }
+    /// Appends the arrivals of offsets `first..first + count` of `tp` to `out`.
+    fn arrivals_into(&mut self, tp: Tp, first: u64, count: u64, out: &mut Vec<SimTime>) {
+        out.extend((first..first + count).map(|offset| self.arrival(tp, offset)));
+    }
 }
 
 /// What the world hands a consumer with each input.
@@ -860,12 +864,26 @@ impl Consumer {
         let total: usize = parts.iter().map(|p| p.2).sum();
         let mut arrivals = Vec::with_capacity(total);
         let mut ends = Vec::with_capacity(total);
-        let mut t = now;
         for (tp, first, count) in &parts {
-            for offset in *first..*first + *count as u64 {
-                arrivals.push(env.log.arrival(*tp, offset));
-                t += self.params.processing.sample(env.rng);
-                ends.push(t);
+            env.log.arrivals_into(*tp, *first, *count as u64, &mut arrivals);
+        }
+        let mut t = now;
+        match self.params.processing {
+            // Constant processing: the same sums as adding the time record by record.
+            ProcessingSampler::Constant(each) => {
+                let at = |i: u64| {
+                    now + SimTime::from_nanos(
+                        i.checked_mul(each.as_nanos()).expect("SimTime overflow"),
+                    )
+                };
+                ends.extend((1..=total as u64).map(at));
+                t = ends.last().copied().unwrap_or(now);
+            }
+            _ => {
+                for _ in 0..total {
+                    t += self.params.processing.sample(env.rng);
+                    ends.push(t);
+                }
             }
         }
         Batch { epoch: 0, parts, arrivals, ends, end: t, polled: now }

@@ -88,6 +88,22 @@ impl PartitionLog {
         }
     }
 
+    /// Appends the arrivals of offsets `first..first + count` to `out` (the same times as
+    /// [`PartitionLog::arrival`] of each; exactly spaced constant logs in one tight loop).
+    pub fn arrivals_into(&mut self, first: u64, count: u64, out: &mut Vec<SimTime>) {
+        let start = self.start;
+        match &self.process {
+            Process::Constant { spacing_ns: Some(s), .. } if first + count < EXACT_OFFSETS => {
+                let s = *s;
+                out.extend(
+                    (first + 1..=first + count)
+                        .map(|k| start.saturating_add(SimTime::from_nanos(k * s))),
+                );
+            }
+            _ => out.extend((first..first + count).map(|offset| self.arrival(offset))),
+        }
+    }
+
     /// `max(known, log_end(at))`, found by galloping forward from `known` instead of searching
     /// the whole Poisson history: a consumer at position `known` reads the hot end of the log.
     pub fn log_end_from(&mut self, at: SimTime, known: u64) -> u64 {

@@ -182,6 +182,9 @@ impl LogView for Logs {
     fn log_end_from(&mut self, tp: Tp, at: SimTime, known: u64) -> u64 {
         self.logs[tp.topic as usize][tp.partition as usize].log_end_from(at, known)
     }
+    fn arrivals_into(&mut self, tp: Tp, first: u64, count: u64, out: &mut Vec<SimTime>) {
+        self.logs[tp.topic as usize][tp.partition as usize].arrivals_into(first, count, out)
+    }
 }
 
 struct Slot {
