@@ -259,10 +259,10 @@ struct Tee {
 impl Observer for Tee {
     fn observe(&mut self, observation: Observation) {
         match &observation {
-            Observation::Processed { tp, first, ends, .. } => {
-                self.deliveries += ends.len() as u64;
+            Observation::Processed { tp, first, times } => {
+                self.deliveries += times.len();
                 let to = self.processed_to.entry(*tp).or_default();
-                *to = (*to).max(first + ends.len() as u64);
+                *to = (*to).max(first + times.len());
             }
             Observation::ProcessedPeriodic { tp, first, ends, repeats, .. } => {
                 let n = ends.len() as u64 * repeats;

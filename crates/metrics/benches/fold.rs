@@ -45,7 +45,8 @@ fn fold() -> Collector {
             let ends: Vec<SimTime> =
                 arrivals.iter().map(|a| *a + SimTime::from_micros(1500)).collect();
             let tp = Tp { topic: 0, partition };
-            c.observe(Observation::Processed { tp, first, arrivals, ends });
+            let times = model::RecordTimes::listed(arrivals, ends);
+            c.observe(Observation::Processed { tp, first, times });
         }
         first += BATCH;
     }

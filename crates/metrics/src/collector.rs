@@ -15,7 +15,7 @@ use crate::intervals::IntervalSet;
 use crate::ownership::{self, OwnershipInterval, OwnershipLog};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use hdrhistogram::Histogram;
-use model::{Observation, Observer, PartState, Tp};
+use model::{Observation, Observer, PartState, RecordTimes, Tp};
 use sim_core::SimTime;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -194,16 +194,14 @@ impl Collector {
     /// Folds one delivery of `first..first + ends.len()`: only offsets never processed before
     /// count towards latency; equal consecutive latencies go into the histogram as one
     /// `record_n` (exact: a histogram is a multiset of values).
-    fn on_processed(&mut self, tp: Tp, first: u64, arrivals: &[SimTime], ends: &[SimTime]) {
+    fn on_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
         let part = self.parts.get_mut(&tp).expect("processed a known partition");
-        let n = ends.len() as u64;
+        let n = times.len();
         part.deliveries += n;
         let e2e_us = &mut self.e2e_us;
         let e2e_max_us = &mut self.e2e_max_us;
         part.processed.insert_each(first, first + n, |lo, hi| {
-            let from = (lo - first) as usize;
-            let to = (hi - first) as usize;
-            record_latencies(e2e_us, e2e_max_us, &arrivals[from..to], &ends[from..to]);
+            record_latencies(e2e_us, e2e_max_us, times.pairs(lo - first, hi - first));
         });
     }
 
@@ -491,9 +489,7 @@ impl Observer for Collector {
         match observation {
             Observation::Topics { names, .. } => self.topics = names,
             Observation::PartitionsAdded { .. } => {}
-            Observation::Processed { tp, first, arrivals, ends } => {
-                self.on_processed(tp, first, &arrivals, &ends)
-            }
+            Observation::Processed { tp, first, times } => self.on_processed(tp, first, &times),
             Observation::ProcessedPeriodic { tp, first, arrivals, ends, repeats, .. } => {
                 self.on_processed_periodic(tp, first, &arrivals, &ends, repeats)
             }
@@ -610,16 +606,15 @@ fn count_per_pattern_record(counts: &mut [u64], lo: u64, hi: u64) {
 fn record_latencies(
     h: &mut Histogram<u64>,
     max_us: &mut u64,
-    arrivals: &[SimTime],
-    ends: &[SimTime],
+    records: impl Iterator<Item = (SimTime, SimTime)>,
 ) {
     let mut flush = |value: u64, count: u64| {
         h.record_n(value, count).expect("auto-resizing histogram");
         *max_us = (*max_us).max(value);
     };
     let mut run: Option<(u64, u64)> = None;
-    for (arrival, end) in arrivals.iter().zip(ends) {
-        let us = end.saturating_sub(*arrival).as_nanos() / 1_000;
+    for (arrival, end) in records {
+        let us = end.saturating_sub(arrival).as_nanos() / 1_000;
         run = match run {
             Some((value, count)) if value == us => Some((value, count + 1)),
             Some((value, count)) => {
@@ -700,12 +695,9 @@ mod tests {
     }
 
     fn processed(p: u32, first: u64, n: u64, arrival_ms: u64, end_ms: u64) -> Observation {
-        Observation::Processed {
-            tp: tp(p),
-            first,
-            arrivals: vec![s(arrival_ms); n as usize],
-            ends: vec![s(end_ms); n as usize],
-        }
+        let times =
+            RecordTimes::listed(vec![s(arrival_ms); n as usize], vec![s(end_ms); n as usize]);
+        Observation::Processed { tp: tp(p), first, times }
     }
 
     /// Two partitions over 10 s, folded by hand.
@@ -846,12 +838,8 @@ mod tests {
             } else {
                 for j in 0..4u64 {
                     let at = |v: &Vec<SimTime>| v.iter().map(|t| *t + s(30 * j)).collect();
-                    c.observe(Observation::Processed {
-                        tp: tp(0),
-                        first: 3 + 3 * j,
-                        arrivals: at(&arrivals),
-                        ends: at(&ends),
-                    });
+                    let times = RecordTimes::listed(at(&arrivals), at(&ends));
+                    c.observe(Observation::Processed { tp: tp(0), first: 3 + 3 * j, times });
                 }
             }
             c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 20)], events: 1 });

@@ -23,6 +23,7 @@
 //! assignment of round 1); the `max.poll.interval.ms` check runs on a 500 ms grid.
 
 use crate::processing::ProcessingSampler;
+use crate::records::RecordTimes;
 use crate::types::{
     Conn, JoinOk, LeaveReason, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
 };
@@ -98,6 +99,11 @@ pub trait LogView {
     /// `max(known, log_end(tp, at))`: a reader at position `known` needs no more.
     fn log_end_from(&mut self, tp: Tp, at: SimTime, known: u64) -> u64 {
         self.log_end(tp, at).max(known)
+    }
+    /// The spacing `s` when offsets `first..first + count` of `tp` arrive exactly at
+    /// `arrival(first) + i x s` (`None`: not known to be so).
+    fn exact_spacing(&mut self, _tp: Tp, _first: u64, _count: u64) -> Option<SimTime> {
+        None
     }
     /// Appends the arrivals of offsets `first..first + count` of `tp` to `out`.
     fn arrivals_into(&mut self, tp: Tp, first: u64, count: u64, out: &mut Vec<SimTime>) {
@@ -230,16 +236,14 @@ pub enum ConsumerNote {
         /// Which.
         tps: Vec<Tp>,
     },
-    /// Records `first..first + ends.len()` of `tp` were processed.
+    /// Records `first..first + times.len()` of `tp` were processed.
     Processed {
         /// Partition.
         tp: Tp,
         /// First offset.
         first: u64,
-        /// Arrival time of each record.
-        arrivals: Vec<SimTime>,
-        /// End of processing of each record.
-        ends: Vec<SimTime>,
+        /// Arrival and end of processing of each record.
+        times: RecordTimes,
     },
     /// The fetch position of `tp` was reset to `to` by `auto.offset.reset`.
     Reset {
@@ -294,11 +298,86 @@ pub enum Phase {
 struct Batch {
     epoch: u64,
     parts: Vec<(Tp, u64, usize)>,
-    arrivals: Vec<SimTime>,
-    ends: Vec<SimTime>,
+    times: BatchTimes,
     end: SimTime,
     /// When the poll that returned it ran (its `max.poll.interval.ms` counts from there).
     polled: SimTime,
+}
+
+/// The arrival and end times of a batch's records, in batch order (the parts one after the
+/// other).
+#[derive(Clone, Debug)]
+enum BatchTimes {
+    /// Record by record.
+    Listed { arrivals: Vec<SimTime>, ends: Vec<SimTime> },
+    /// Constant processing `each` from `start`: record `k` of the batch ends at
+    /// `start + (k + 1) x each`; per part, the arrival of its first record and the exact
+    /// spacing of its log.
+    Linear { start: SimTime, each: SimTime, arrivals: Vec<(SimTime, SimTime)> },
+}
+
+impl BatchTimes {
+    /// Every time moved `by` later.
+    fn shift(&mut self, by: SimTime) {
+        match self {
+            BatchTimes::Listed { arrivals, ends } => {
+                arrivals.iter_mut().chain(ends.iter_mut()).for_each(|t| *t += by)
+            }
+            BatchTimes::Linear { start, arrivals, .. } => {
+                *start += by;
+                arrivals.iter_mut().for_each(|(first, _)| *first += by);
+            }
+        }
+    }
+
+    /// The same times, listed (`parts` gives each part's record count).
+    fn to_listed(&self, parts: &[(Tp, u64, usize)]) -> BatchTimes {
+        let (mut arrivals, mut ends) = (Vec::new(), Vec::new());
+        let mut index = 0;
+        for (part, (_, _, count)) in parts.iter().enumerate() {
+            let (a, e) = self.of_part(part, index, *count as u64).into_lists();
+            arrivals.extend(a);
+            ends.extend(e);
+            index += count;
+        }
+        BatchTimes::Listed { arrivals, ends }
+    }
+
+    /// The times of the first `count` records of part `part`, which starts at batch index
+    /// `index`.
+    fn of_part(&self, part: usize, index: usize, count: u64) -> RecordTimes {
+        match self {
+            BatchTimes::Listed { arrivals, ends } => {
+                let range = index..index + count as usize;
+                RecordTimes::listed(arrivals[range.clone()].to_vec(), ends[range].to_vec())
+            }
+            BatchTimes::Linear { start, each, arrivals } => RecordTimes::Linear {
+                count,
+                arrival: arrivals[part].0,
+                arrival_step: arrivals[part].1,
+                end: *start + SimTime::from_nanos(each.as_nanos() * (index as u64 + 1)),
+                end_step: *each,
+            },
+        }
+    }
+
+    /// Of the `count` records from batch index `index`, how many end by `cut`.
+    fn done_by(&self, index: usize, count: usize, cut: SimTime) -> usize {
+        match self {
+            BatchTimes::Listed { ends, .. } => {
+                ends[index..index + count].iter().take_while(|e| **e <= cut).count()
+            }
+            BatchTimes::Linear { start, each, .. } => {
+                // Records 0..k of the batch end by `cut`, k = (cut - start) / each.
+                let done_in_batch = match (cut >= *start, each.as_nanos()) {
+                    (false, _) => 0,
+                    (true, 0) => usize::MAX,
+                    (true, each) => ((cut - *start).as_nanos() / each) as usize,
+                };
+                done_in_batch.saturating_sub(index).min(count)
+            }
+        }
+    }
 }
 
 /// Position sentinel: `auto.offset.reset = none` with no committed offset: never fetched.
@@ -862,31 +941,23 @@ impl Consumer {
         env: &mut ConsumerEnv<'_>,
     ) -> Batch {
         let total: usize = parts.iter().map(|p| p.2).sum();
+        if let Some(times) = linear_times(now, &parts, &self.params.processing, env) {
+            // The same sums as adding the constant processing time record by record.
+            let end = now + SimTime::from_nanos(total as u64 * times_each(&times));
+            return Batch { epoch: 0, parts, times, end, polled: now };
+        }
         let mut arrivals = Vec::with_capacity(total);
         let mut ends = Vec::with_capacity(total);
         for (tp, first, count) in &parts {
             env.log.arrivals_into(*tp, *first, *count as u64, &mut arrivals);
         }
         let mut t = now;
-        match self.params.processing {
-            // Constant processing: the same sums as adding the time record by record.
-            ProcessingSampler::Constant(each) => {
-                let at = |i: u64| {
-                    now + SimTime::from_nanos(
-                        i.checked_mul(each.as_nanos()).expect("SimTime overflow"),
-                    )
-                };
-                ends.extend((1..=total as u64).map(at));
-                t = ends.last().copied().unwrap_or(now);
-            }
-            _ => {
-                for _ in 0..total {
-                    t += self.params.processing.sample(env.rng);
-                    ends.push(t);
-                }
-            }
+        for _ in 0..total {
+            t += self.params.processing.sample(env.rng);
+            ends.push(t);
         }
-        Batch { epoch: 0, parts, arrivals, ends, end: t, polled: now }
+        let times = BatchTimes::Listed { arrivals, ends };
+        Batch { epoch: 0, parts, times, end: t, polled: now }
     }
 
     fn start_batch(&mut self, now: SimTime, mut batch: Batch, out: &mut ConsumerOutbox) {
@@ -925,9 +996,11 @@ impl Consumer {
     fn delay_batch(&mut self, now: SimTime, by: SimTime, out: &mut ConsumerOutbox) {
         match self.batch.as_mut() {
             Some(batch) => {
-                for end in batch.ends.iter_mut().filter(|e| **e > now) {
-                    *end += by;
+                let mut times = batch.times.to_listed(&batch.parts);
+                if let BatchTimes::Listed { ends, .. } = &mut times {
+                    ends.iter_mut().filter(|e| **e > now).for_each(|end| *end += by);
                 }
+                batch.times = times;
                 batch.end += by;
                 out.arm(ConsumerTimer::BatchDone { epoch: batch.epoch }, batch.end);
             }
@@ -936,8 +1009,8 @@ impl Consumer {
                 self.in_poll = false;
                 self.epoch += 1;
                 let parts = Vec::new();
-                let (arrivals, ends) = (vec![], vec![]);
-                let batch = Batch { epoch: 0, parts, arrivals, ends, end: now + by, polled: now };
+                let times = BatchTimes::Listed { arrivals: vec![], ends: vec![] };
+                let batch = Batch { epoch: 0, parts, times, end: now + by, polled: now };
                 self.start_batch(now, batch, out);
             }
         }
@@ -1033,21 +1106,42 @@ impl Consumer {
 /// Emits the processed records of `batch` (those finished by `cut`, if given).
 fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox) {
     let mut index = 0;
-    for (tp, first, count) in &batch.parts {
-        let range = index..index + count;
-        index += count;
-        let done =
-            batch.ends[range.clone()].iter().take_while(|e| cut.is_none_or(|c| **e <= c)).count();
-        if done == 0 {
-            continue;
+    for (part, (tp, first, count)) in batch.parts.iter().enumerate() {
+        let done = cut.map_or(*count, |cut| batch.times.done_by(index, *count, cut));
+        if done > 0 {
+            let times = batch.times.of_part(part, index, done as u64);
+            out.note(ConsumerNote::Processed { tp: *tp, first: *first, times });
         }
-        let range = range.start..range.start + done;
-        out.note(ConsumerNote::Processed {
-            tp: *tp,
-            first: *first,
-            arrivals: batch.arrivals[range.clone()].to_vec(),
-            ends: batch.ends[range].to_vec(),
-        });
+        index += count;
+    }
+}
+
+/// A batch's times as progressions, when processing is constant and every part's arrivals
+/// are exactly evenly spaced.
+fn linear_times(
+    now: SimTime,
+    parts: &[(Tp, u64, usize)],
+    processing: &ProcessingSampler,
+    env: &mut ConsumerEnv<'_>,
+) -> Option<BatchTimes> {
+    let ProcessingSampler::Constant(each) = *processing else { return None };
+    let total: u64 = parts.iter().map(|p| p.2 as u64).sum();
+    now.as_nanos().checked_add(each.as_nanos().checked_mul(total)?)?;
+    let arrivals = parts
+        .iter()
+        .map(|(tp, first, count)| {
+            let spacing = env.log.exact_spacing(*tp, *first, *count as u64)?;
+            Some((env.log.arrival(*tp, *first), spacing))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(BatchTimes::Linear { start: now, each, arrivals })
+}
+
+/// The processing time of each record of linear batch times.
+fn times_each(times: &BatchTimes) -> u64 {
+    match times {
+        BatchTimes::Linear { each, .. } => each.as_nanos(),
+        BatchTimes::Listed { .. } => unreachable!("linear batch times"),
     }
 }
 
@@ -1224,7 +1318,9 @@ mod tests {
             .notes
             .iter()
             .filter_map(|n| match n {
-                ConsumerNote::Processed { tp, first, ends, .. } => Some((*tp, *first, ends.len())),
+                ConsumerNote::Processed { tp, first, times } => {
+                    Some((*tp, *first, times.len() as usize))
+                }
                 _ => None,
             })
             .collect();

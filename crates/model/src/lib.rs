@@ -15,11 +15,13 @@ pub mod consumer;
 pub mod coordinator;
 pub mod observe;
 pub mod processing;
+pub mod records;
 pub mod types;
 pub mod workload;
 pub mod world;
 
 pub use observe::{Observation, Observer, PartState};
+pub use records::RecordTimes;
 pub use types::{Conn, Tp};
 pub use world::{
     classic_mode, simulate, simulate_probed, simulate_stepped, MemberView, ModelError, NoProbe,

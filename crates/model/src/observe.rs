@@ -1,6 +1,7 @@
 //! Observations: the facts the model reports while it runs, in time order. The model computes
 //! no statistics; `crates/metrics` folds these into the numbers of DESIGN section 5.
 
+use crate::records::RecordTimes;
 use crate::types::Tp;
 use sim_core::SimTime;
 use std::sync::Arc;
@@ -58,16 +59,14 @@ pub enum Observation {
         /// The new count.
         partitions: u32,
     },
-    /// Records `first..first + ends.len()` of `tp` were processed (a delivery each).
+    /// Records `first..first + times.len()` of `tp` were processed (a delivery each).
     Processed {
         /// Partition.
         tp: Tp,
         /// First offset.
         first: u64,
-        /// Arrival time of each record.
-        arrivals: Vec<SimTime>,
-        /// End of processing of each record.
-        ends: Vec<SimTime>,
+        /// Arrival and end of processing of each record.
+        times: RecordTimes,
     },
     /// Records processed in a repeating pattern (fast stepping's periodic jump): the records
     /// `first..first + n` (`n = ends.len()`) with arrival and end times `arrivals` and `ends`

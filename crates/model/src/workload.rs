@@ -88,6 +88,18 @@ impl PartitionLog {
         }
     }
 
+    /// The spacing `s` when offsets `first..first + count` arrive exactly at
+    /// `arrival(first) + i x s`: a constant log with a whole spacing, below the offsets of
+    /// exact arithmetic.
+    pub fn exact_spacing_over(&self, first: u64, count: u64) -> Option<SimTime> {
+        match &self.process {
+            Process::Constant { spacing_ns: Some(s), .. } if first + count < EXACT_OFFSETS => {
+                Some(SimTime::from_nanos(*s))
+            }
+            _ => None,
+        }
+    }
+
     /// Appends the arrivals of offsets `first..first + count` to `out` (the same times as
     /// [`PartitionLog::arrival`] of each; exactly spaced constant logs in one tight loop).
     pub fn arrivals_into(&mut self, first: u64, count: u64, out: &mut Vec<SimTime>) {

@@ -182,6 +182,9 @@ impl LogView for Logs {
     fn log_end_from(&mut self, tp: Tp, at: SimTime, known: u64) -> u64 {
         self.logs[tp.topic as usize][tp.partition as usize].log_end_from(at, known)
     }
+    fn exact_spacing(&mut self, tp: Tp, first: u64, count: u64) -> Option<SimTime> {
+        self.logs[tp.topic as usize][tp.partition as usize].exact_spacing_over(first, count)
+    }
     fn arrivals_into(&mut self, tp: Tp, first: u64, count: u64, out: &mut Vec<SimTime>) {
         self.logs[tp.topic as usize][tp.partition as usize].arrivals_into(first, count, out)
     }
@@ -795,14 +798,14 @@ impl<'o> World<'o> {
                 self.release(conn, &tps, state);
             }
             ConsumerNote::Lost { tps } => self.release(conn, &tps, PartState::Unassigned),
-            ConsumerNote::Processed { tp, first, arrivals, ends } => {
+            ConsumerNote::Processed { tp, first, times } => {
                 let owner = self.parts[tp].owner;
                 if owner.is_some_and(|o| o.slot != conn.slot) {
                     self.catch_up_owner(owner, now); // Its earlier records come first.
                 }
                 let part = self.parts.get_mut(&tp).expect("known partition");
-                part.frontier = part.frontier.max(first + ends.len() as u64);
-                self.observer.observe(Observation::Processed { tp, first, arrivals, ends });
+                part.frontier = part.frontier.max(first + times.len());
+                self.observer.observe(Observation::Processed { tp, first, times });
             }
             ConsumerNote::Reset { .. } => {}
             ConsumerNote::Position { tp, at } => {

@@ -168,7 +168,7 @@ impl LoopState {
             b.epoch = b.epoch.wrapping_add(shift.epoch);
             b.end += shift.time;
             b.polled += shift.time;
-            b.arrivals.iter_mut().chain(b.ends.iter_mut()).for_each(|t| *t += shift.time);
+            b.times.shift(shift.time);
             for (tp, first, _) in b.parts.iter_mut() {
                 let i = self.positions.binary_search_by_key(tp, |p| p.0).expect("an owned part");
                 *first = first.wrapping_add(shift.offsets[i]);

@@ -15,13 +15,17 @@ use super::lazy::LazyStep;
 use super::World;
 use crate::consumer::{ConsumerTimer, LoopShift, LoopState};
 use crate::observe::Observation;
+use crate::records::RecordTimes;
 use crate::types::Tp;
 use sim_core::SimTime;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Records processed at one step: partition, first offset, arrivals, ends.
-pub(super) type Processed = (Tp, u64, Vec<SimTime>, Vec<SimTime>);
+/// Records processed at one step: partition, first offset, times.
+pub(super) type Processed = (Tp, u64, RecordTimes);
+
+/// Records of several steps, gathered per partition: partition, first offset, arrivals, ends.
+type Gathered = (Tp, u64, Vec<SimTime>, Vec<SimTime>);
 
 /// The records of whole periods, per partition, in the frame of the recorded cycle: partition,
 /// first offset, arrivals, ends (shared by every jump that emits them).
@@ -49,9 +53,9 @@ pub(super) struct Cycle {
     tps: Vec<Tp>,
     /// Signature -> phase (`0..n`).
     phases: BTreeMap<Vec<i64>, usize>,
-    /// Phase `q` -> the records of the period after phase `q`, per partition, in the frame
-    /// of the recorded cycle (computed on first use).
-    patterns: BTreeMap<usize, Vec<Pattern>>,
+    /// `(q, r)` -> the records of the `r` steps (at most a period) after phase `q`, per
+    /// partition, in the frame of the recorded cycle (computed on first use).
+    patterns: BTreeMap<(usize, u64), Vec<Pattern>>,
     /// `counts[k]`: the records processed by steps `1..=k` of the period.
     counts: Vec<u64>,
 }
@@ -78,6 +82,10 @@ pub(super) struct Recorder {
 /// Whole periods one jump may cover (a bound for the search, far above any catch-up's reach).
 const MAX_JUMP_PERIODS: u64 = 1 << 20;
 
+/// Room reserved for a signature (4 + 2 per partition + 3 + 2 per batch part: ten
+/// partitions fit without growing).
+const SIGNATURE_CAPACITY: usize = 64;
+
 /// Snapshots kept per catch-up while looking for a cycle.
 const MAX_RECORDED: usize = 256;
 
@@ -93,7 +101,7 @@ impl Recorder {
             let phases = self.signatures[start..].iter().cloned().zip(0..).collect();
             let counts = std::iter::once(0)
                 .chain(snaps[1..].iter().scan(0, |sum, snap| {
-                    *sum += snap.processed.iter().map(|p| p.3.len() as u64).sum::<u64>();
+                    *sum += snap.processed.iter().map(|p| p.2.len()).sum::<u64>();
                     Some(*sum)
                 }))
                 .collect();
@@ -198,28 +206,27 @@ impl Cycle {
         periods * self.counts[n] + partial
     }
 
-    /// The records of the period after phase `q` for a member at `S_q + shift`, per partition
-    /// in offset order: the pattern (kept) and the time it moves by.
-    fn period_records(&mut self, q: usize, shift: &LoopShift) -> (&[Pattern], SimTime) {
-        if !self.patterns.contains_key(&q) {
+    /// The records of the `count` (at most one period) steps after phase `q`, per partition
+    /// in offset order, in the frame of the recorded cycle (kept for later jumps).
+    fn pattern(&mut self, q: usize, count: u64) -> &[Pattern] {
+        if !self.patterns.contains_key(&(q, count)) {
             let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
             let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
-            let n = self.len() as u64;
-            let records = self.notes(q, 0, n, &zero);
+            let records = self.notes(q, 0, count, &zero);
             let pattern = records
                 .into_iter()
                 .map(|(tp, first, arrivals, ends)| (tp, first, arrivals.into(), ends.into()))
                 .collect();
-            self.patterns.insert(q, pattern);
+            self.patterns.insert((q, count), pattern);
         }
-        (&self.patterns[&q], shift.time)
+        &self.patterns[&(q, count)]
     }
 
     /// The records of steps `from + 1 ..= from + count` after phase `q` of a member at
     /// `S_q + shift`, per partition in offset order (they are contiguous per partition).
-    fn notes(&self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Processed> {
+    fn notes(&self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Gathered> {
         let n = self.len() as u64;
-        let mut by_tp: BTreeMap<Tp, Processed> = BTreeMap::new();
+        let mut by_tp: BTreeMap<Tp, Gathered> = BTreeMap::new();
         let mut moved: Option<(u64, LoopShift)> = None;
         for m in from + 1..=from + count {
             let (wraps, phase) = ((q as u64 + m - 1) / n, (q as u64 + m - 1) % n + 1);
@@ -232,8 +239,10 @@ impl Cycle {
                 let first = note.1.wrapping_add(moved.offsets[i]);
                 let acc = by_tp.entry(note.0).or_insert_with(|| (note.0, first, vec![], vec![]));
                 debug_assert_eq!(acc.1 + acc.3.len() as u64, first, "contiguous records");
-                acc.2.extend(note.2.iter().map(|t| *t + moved.time));
-                acc.3.extend(note.3.iter().map(|t| *t + moved.time));
+                for (arrival, end) in note.2.pairs(0, note.2.len()) {
+                    acc.2.push(arrival + moved.time);
+                    acc.3.push(end + moved.time);
+                }
             }
         }
         by_tp.into_values().collect()
@@ -307,22 +316,13 @@ impl World<'_> {
         }
         let n = cycle.len() as u64;
         let periods = m / n;
-        let now = cycle.step_time(q, m, shift);
+        // Whole periods as copies of the period's pattern, then the steps of the last partial
+        // period as one copy of theirs.
         if periods > 0 {
-            let period = cycle.period.time;
-            let tps = cycle.tps.clone();
-            let (patterns, moved) = cycle.period_records(q, shift);
-            for (tp, first, arrivals, ends) in patterns {
-                let i = tps.binary_search(tp).expect("an owned partition");
-                let first = first.wrapping_add(shift.offsets[i]);
-                let copy = (Arc::clone(arrivals), Arc::clone(ends), moved);
-                self.emit_periodic(*tp, first, copy, period, periods);
-            }
+            self.emit_copies(cycle, (q, n), shift, periods);
         }
-        let rest = m - periods * n;
-        let rest = if rest > 0 { cycle.notes(q, periods * n, rest, shift) } else { Vec::new() };
-        for (tp, first, arrivals, ends) in rest {
-            self.emit_processed(now, tp, first, arrivals, ends);
+        if m > periods * n {
+            self.emit_copies(cycle, (q, m - periods * n), &shift.plus(&cycle.period, periods), 1);
         }
         let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);
         let total = shift.plus(&cycle.period, wraps);
@@ -362,25 +362,30 @@ impl World<'_> {
         let kind = u8::from(matches!(step.timer, ConsumerTimer::PollWake { .. }));
         let spacings = &self.spacings;
         let spacing = |tp: Tp| spacings[tp.topic as usize][tp.partition as usize];
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(SIGNATURE_CAPACITY);
         let armed = step.armed.as_nanos() as i64 - consumer.last_poll().as_nanos() as i64;
         let ok = consumer.loop_signature(&mut self.logs, &spacing, (kind, step.at), &mut out);
         out.push(armed);
         ok.then_some(out)
     }
 
-    /// Frontier and observation of records processed at a (jumped) step.
-    fn emit_processed(
+    /// Emits `repeats` copies, one period apart, of the records of the `steps.1` steps after
+    /// phase `steps.0`, the first copy for a member at `S_q + shift`.
+    fn emit_copies(
         &mut self,
-        _at: SimTime,
-        tp: Tp,
-        first: u64,
-        arrivals: Vec<SimTime>,
-        ends: Vec<SimTime>,
+        cycle: &mut Cycle,
+        steps: (usize, u64),
+        shift: &LoopShift,
+        repeats: u64,
     ) {
-        let part = self.parts.get_mut(&tp).expect("known partition");
-        part.frontier = part.frontier.max(first + ends.len() as u64);
-        self.observer.observe(Observation::Processed { tp, first, arrivals, ends });
+        let period = cycle.period.time;
+        let tps = cycle.tps.clone();
+        for (tp, first, arrivals, ends) in cycle.pattern(steps.0, steps.1) {
+            let i = tps.binary_search(tp).expect("an owned partition");
+            let first = first.wrapping_add(shift.offsets[i]);
+            let copy = (Arc::clone(arrivals), Arc::clone(ends), shift.time);
+            self.emit_periodic(*tp, first, copy, period, repeats);
+        }
     }
 
     /// Frontier and observation of `repeats` copies of a pattern (arrivals, ends, and the

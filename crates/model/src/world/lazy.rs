@@ -241,11 +241,11 @@ impl World<'_> {
         self.slots[slot].lazy = next;
         let mut kept = Vec::new();
         for note in out.notes {
-            let ConsumerNote::Processed { tp, first, arrivals, ends } = &note else {
+            let ConsumerNote::Processed { tp, first, times } = &note else {
                 panic!("a quiet poll step of {conn:?} reported {note:?}");
             };
             if keep {
-                kept.push((*tp, *first, arrivals.clone(), ends.clone()));
+                kept.push((*tp, *first, times.clone()));
             }
             self.on_member_note(step.at, conn, note);
         }
