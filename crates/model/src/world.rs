@@ -732,7 +732,7 @@ impl<'o> World<'o> {
     /// Runs the member machine on `input` and applies its outbox.
     fn deliver(&mut self, now: SimTime, slot: usize, input: ConsumerInput) {
         if !lazy::ignores_poll_loop(&input) {
-            self.touch(slot, now);
+            self.touch_for(slot, now, &input);
         }
         let Some(mut consumer) = self.slots[slot].consumer.take() else { return };
         let conn = consumer.conn();

@@ -51,6 +51,11 @@ impl Consumer {
         }
     }
 
+    /// Whether a batch is in progress (the member is not waiting in `poll()`).
+    pub fn in_batch(&self) -> bool {
+        self.batch.is_some()
+    }
+
     /// Whether the batch in progress is a full `max.poll.records` batch: the member is working
     /// through a backlog, where steps do not repeat (fast stepping does not look for cycles).
     pub fn in_full_batch(&self) -> bool {

@@ -25,7 +25,7 @@
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::{Ev, World};
 use crate::consumer::{ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer};
-use crate::types::Conn;
+use crate::types::{Conn, ToMember};
 use sim_core::{SimTime, RANK_LAST};
 
 /// Cycles kept per member: a message that wakes a waiting poll moves the fetch rotation by
@@ -71,7 +71,7 @@ pub(super) fn ignores_poll_loop(input: &ConsumerInput) -> bool {
     matches!(
         input,
         ConsumerInput::Timer(ConsumerTimer::Heartbeat)
-            | ConsumerInput::Message(crate::types::ToMember::Commit { .. })
+            | ConsumerInput::Message(ToMember::Commit { .. })
     )
 }
 
@@ -303,11 +303,17 @@ impl World<'_> {
         self.queue.arm_as_of(id, step.at, slot as u64, step.armed, ev);
     }
 
-    /// Runs the steps of `slot` due by `now`, then puts its pending step back in the queue
-    /// (before an input changes the member).
-    pub(super) fn touch(&mut self, slot: usize, now: SimTime) {
-        if self.slots[slot].lazy.is_some() {
-            self.catch_up(slot, now);
+    /// Before `input` reaches `slot`: its steps due by `now` run, and its pending step goes
+    /// back to the queue unless the input cannot reach the poll loop: an OK heartbeat response
+    /// to a member busy with a batch (the response only wakes a poll that waits for records).
+    pub(super) fn touch_for(&mut self, slot: usize, now: SimTime, input: &ConsumerInput) {
+        if self.slots[slot].lazy.is_none() {
+            return;
+        }
+        self.catch_up(slot, now);
+        let heartbeat_ok = matches!(input, ConsumerInput::Message(ToMember::Heartbeat(None)));
+        let busy = self.slots[slot].consumer.as_ref().is_some_and(|c| c.in_batch());
+        if !(heartbeat_ok && busy && self.slots[slot].lazy.is_some()) {
             self.take_back(slot);
         }
     }
