@@ -120,6 +120,19 @@ impl Consumer {
         }
     }
 
+    /// Whether `ok` would change nothing (`reconcile`): the member, not joining, already has
+    /// that id, epoch and exactly the assigned partitions.
+    pub fn cg_response_changes_nothing(&self, ok: &CgHeartbeatOk) -> bool {
+        !self.kip848.joining
+            && self.phase == Phase::Stable
+            && self.member_id.as_ref() == Some(&ok.member_id)
+            && ok.member_epoch == self.generation
+            && ok.member_epoch == self.owned_generation
+            && ok.assigned.len() == self.owned.len()
+            && ok.assigned.iter().all(|tp| self.owned.contains_key(tp))
+            && ok.committed.iter().all(|(tp, _)| self.owned.contains_key(tp))
+    }
+
     /// Applies the assignment of a response; acknowledges a revocation at once.
     fn reconcile(
         &mut self,

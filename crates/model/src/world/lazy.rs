@@ -304,16 +304,23 @@ impl World<'_> {
     }
 
     /// Before `input` reaches `slot`: its steps due by `now` run, and its pending step goes
-    /// back to the queue unless the input cannot reach the poll loop: an OK heartbeat response
-    /// to a member busy with a batch (the response only wakes a poll that waits for records).
+    /// back to the queue unless the input cannot reach the poll loop: a heartbeat response
+    /// that changes nothing (OK; KIP-848: same member epoch and partitions) to a member busy
+    /// with a batch (such a response only wakes a poll that waits for records).
     pub(super) fn touch_for(&mut self, slot: usize, now: SimTime, input: &ConsumerInput) {
         if self.slots[slot].lazy.is_none() {
             return;
         }
         self.catch_up(slot, now);
-        let heartbeat_ok = matches!(input, ConsumerInput::Message(ToMember::Heartbeat(None)));
-        let busy = self.slots[slot].consumer.as_ref().is_some_and(|c| c.in_batch());
-        if !(heartbeat_ok && busy && self.slots[slot].lazy.is_some()) {
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return };
+        let idle = match input {
+            ConsumerInput::Message(ToMember::Heartbeat(None)) => true,
+            ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok))) => {
+                consumer.cg_response_changes_nothing(ok)
+            }
+            _ => false,
+        };
+        if !(idle && consumer.in_batch() && self.slots[slot].lazy.is_some()) {
             self.take_back(slot);
         }
     }
