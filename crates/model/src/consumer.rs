@@ -473,6 +473,11 @@ impl Consumer {
         self.owned.keys().copied().collect()
     }
 
+    /// Whether the partitions owned now are exactly `tps`.
+    pub fn owns_exactly(&self, tps: &BTreeSet<Tp>) -> bool {
+        self.owned.len() == tps.len() && self.owned.keys().eq(tps.iter())
+    }
+
     /// Handles one input at `now`.
     pub fn handle(
         &mut self,

@@ -456,9 +456,9 @@ impl ConsumerGroupCoordinator {
         ids.zip(result.partitions.into_iter().map(|p| p.into_iter().collect())).collect()
     }
 
-    /// Each member's address and the partitions the coordinator has given it.
-    pub fn member_assignments(&self) -> Vec<(Conn, Vec<Tp>)> {
-        self.members.values().map(|m| (m.conn, m.assigned.iter().copied().collect())).collect()
+    /// Each member's address and the partitions the coordinator has given it (sorted).
+    pub fn member_assignments(&self) -> impl Iterator<Item = (Conn, &BTreeSet<Tp>)> + '_ {
+        self.members.values().map(|m| (m.conn, &m.assigned))
     }
 
     /// True when every member is STABLE at the group epoch.

@@ -379,8 +379,9 @@ impl World<'_> {
         repeats: u64,
     ) {
         let period = cycle.period.time;
-        let tps = cycle.tps.clone();
-        for (tp, first, arrivals, ends) in cycle.pattern(steps.0, steps.1) {
+        cycle.pattern(steps.0, steps.1);
+        let tps = &cycle.tps;
+        for (tp, first, arrivals, ends) in &cycle.patterns[&steps] {
             let i = tps.binary_search(tp).expect("an owned partition");
             let first = first.wrapping_add(shift.offsets[i]);
             let copy = (Arc::clone(arrivals), Arc::clone(ends), shift.time);

@@ -123,7 +123,7 @@ impl World<'_> {
         for (conn, assigned) in side.coord.member_assignments() {
             let Some(slot) = self.live_slot(conn) else { continue };
             let consumer = self.slots[slot].consumer.as_ref().expect("live consumer");
-            if consumer.owned_generation() != epoch || consumer.owned() != assigned {
+            if consumer.owned_generation() != epoch || !consumer.owns_exactly(assigned) {
                 return;
             }
         }
