@@ -907,31 +907,30 @@ impl Consumer {
     /// network delay ago), rotating the starting partition from poll to poll.
     fn fetch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> Option<Batch> {
         let visible = now.saturating_sub(self.params.one_way);
-        let tps: Vec<Tp> = self.owned.keys().copied().collect();
-        if tps.is_empty() || self.disconnected {
+        if self.owned.is_empty() || self.disconnected {
             return None;
         }
         let mut budget = self.params.max_poll_records as u64;
         let mut parts = Vec::new();
-        let start = self.cursor % tps.len();
+        // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
+        let split = *self.owned.keys().nth(self.cursor % self.owned.len()).expect("in range");
         self.cursor = self.cursor.wrapping_add(1);
-        for i in 0..tps.len() {
-            let tp = tps[(start + i) % tps.len()];
-            let position = self.owned[&tp];
-            if position == NO_POSITION {
-                continue;
+        let mut take_from = |tp: Tp, position: &mut u64| -> bool {
+            if *position != NO_POSITION {
+                // Only records from the position on matter: search the log from there.
+                let end = env.log.log_end_from(tp, visible, *position);
+                let take = end.saturating_sub(*position).min(budget);
+                if take > 0 {
+                    parts.push((tp, *position, take as usize));
+                    *position += take;
+                    budget -= take;
+                }
             }
-            // Only records from the position on matter: search the log from there.
-            let end = env.log.log_end_from(tp, visible, position);
-            let take = end.saturating_sub(position).min(budget);
-            if take > 0 {
-                parts.push((tp, position, take as usize));
-                self.owned.insert(tp, position + take);
-                budget -= take;
-            }
-            if budget == 0 {
-                break;
-            }
+            budget == 0
+        };
+        let full = self.owned.range_mut(split..).any(|(tp, p)| take_from(*tp, p));
+        if !full {
+            self.owned.range_mut(..split).any(|(tp, p)| take_from(*tp, p));
         }
         if parts.is_empty() {
             return None;
