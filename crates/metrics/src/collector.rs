@@ -14,6 +14,7 @@
 use crate::intervals::IntervalSet;
 use crate::ownership::{self, OwnershipInterval, OwnershipLog};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
+use crate::tp_table::TpTable;
 use hdrhistogram::Histogram;
 use model::{Observation, Observer, PartState, RecordTimes, Tp};
 use sim_core::SimTime;
@@ -56,7 +57,7 @@ struct PartMetrics {
     /// Intervals in which a live member may consume the partition, adjacent ones merged.
     allowed: Vec<(SimTime, SimTime)>,
     /// The `ownership.csv` timeline, packed (24 bytes an interval; owners are interned in
-    /// [`Collector::owner_names`]); moved into the report's [`OwnershipLog`] at the end.
+    /// [`Collector::owner_index`]); moved into the report's [`OwnershipLog`] at the end.
     ownership: Vec<OwnershipInterval>,
     /// The end of the last `ownership` interval, exact (its `end_s` is rounded to seconds).
     ownership_end: SimTime,
@@ -154,7 +155,8 @@ struct Sample {
 pub struct Collector {
     labels: RunLabels,
     topics: Vec<String>,
-    parts: BTreeMap<Tp, PartMetrics>,
+    /// Per partition (dense, iterated in `(topic, partition)` order).
+    parts: TpTable<PartMetrics>,
     e2e_us: Histogram<u64>,
     e2e_max_us: u64,
     open: Option<OpenRebalance>,
@@ -162,9 +164,11 @@ pub struct Collector {
     samples: Vec<Sample>,
     end: Option<(SimTime, u64)>,
     commits_failed: u64,
-    /// Owner names by index, and the index of each name.
-    owner_names: Vec<String>,
+    /// The index of each owner name, assigned at its first appearance (the names by index are
+    /// built from it at the end, so a name is never copied).
     owner_index: BTreeMap<String, u32>,
+    /// Scratch counts of `on_processed_periodic`, kept to reuse its allocation.
+    fresh: Vec<u64>,
 }
 
 impl Collector {
@@ -173,7 +177,7 @@ impl Collector {
         Collector {
             labels,
             topics: Vec::new(),
-            parts: BTreeMap::new(),
+            parts: TpTable::default(),
             e2e_us: Histogram::new(3).expect("3 significant digits"),
             e2e_max_us: 0,
             open: None,
@@ -181,8 +185,8 @@ impl Collector {
             samples: Vec::new(),
             end: None,
             commits_failed: 0,
-            owner_names: Vec::new(),
             owner_index: BTreeMap::new(),
+            fresh: Vec::new(),
         }
     }
 
@@ -191,11 +195,11 @@ impl Collector {
         self.commits_failed
     }
 
-    /// Folds one delivery of `first..first + ends.len()`: only offsets never processed before
+    /// Folds one delivery of `first..first + times.len()`: only offsets never processed before
     /// count towards latency; equal consecutive latencies go into the histogram as one
     /// `record_n` (exact: a histogram is a multiset of values).
     fn on_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
-        let part = self.parts.get_mut(&tp).expect("processed a known partition");
+        let part = self.parts.get_mut(tp).expect("processed a known partition");
         let n = times.len();
         part.deliveries += n;
         let e2e_us = &mut self.e2e_us;
@@ -218,32 +222,39 @@ impl Collector {
         ends: &[SimTime],
         repeats: u64,
     ) {
-        let part = self.parts.get_mut(&tp).expect("processed a known partition");
+        let part = self.parts.get_mut(tp).expect("processed a known partition");
         let n = ends.len() as u64;
         if n == 0 || repeats == 0 {
             return;
         }
         part.deliveries += n * repeats;
-        let mut fresh = vec![0u64; ends.len()];
+        let fresh = &mut self.fresh;
+        fresh.clear();
+        fresh.resize(ends.len(), 0);
         part.processed.insert_each(first, first + n * repeats, |lo, hi| {
-            count_per_pattern_record(&mut fresh, lo - first, hi - first);
+            count_per_pattern_record(fresh, lo - first, hi - first);
         });
-        for (i, count) in fresh.into_iter().enumerate().filter(|(_, c)| *c > 0) {
+        for (i, &count) in fresh.iter().enumerate().filter(|(_, c)| **c > 0) {
             let us = ends[i].saturating_sub(arrivals[i]).as_nanos() / 1_000;
             self.e2e_us.record_n(us, count).expect("auto-resizing histogram");
             self.e2e_max_us = self.e2e_max_us.max(us);
         }
     }
 
-    /// The index of owner `name`, assigned at its first appearance.
+    /// The index of owner `name`, assigned at its first appearance (`name` moves into the
+    /// index then; it is not copied).
     fn intern_owner(&mut self, name: String) -> u32 {
-        if let Some(i) = self.owner_index.get(&name) {
-            return *i;
+        let next = self.owner_index.len() as u32;
+        *self.owner_index.entry(name).or_insert(next)
+    }
+
+    /// The owner names by index (the inverse of `owner_index`, which it empties).
+    fn take_owner_names(&mut self) -> Vec<String> {
+        let mut names = vec![String::new(); self.owner_index.len()];
+        for (name, i) in std::mem::take(&mut self.owner_index) {
+            names[i as usize] = name;
         }
-        let i = self.owner_names.len() as u32;
-        self.owner_names.push(name.clone());
-        self.owner_index.insert(name, i);
-        i
+        names
     }
 
     fn on_access(
@@ -255,7 +266,7 @@ impl Collector {
         waiting_from: SimTime,
     ) {
         let owner = owner.map(|name| self.intern_owner(name));
-        let part = self.parts.entry(tp).or_insert_with(|| PartMetrics::new(at));
+        let part = self.parts.get_or_insert_with(tp, || PartMetrics::new(at));
         part.close_interval(at);
         if let Some(new_owner) = owner {
             if part.last_owner.is_some_and(|last| last != new_owner) {
@@ -323,7 +334,7 @@ impl Collector {
         self.parts
             .iter()
             .map(|(tp, p)| {
-                check_partition_conservation(&self.topics, *tp, p);
+                check_partition_conservation(&self.topics, tp, p);
                 let downtime: SimTime =
                     p.down.iter().fold(SimTime::ZERO, |acc, (s, e)| acc + (*e - *s));
                 PartitionRow {
@@ -456,8 +467,7 @@ impl Collector {
             .iter_mut()
             .map(|(tp, part)| (tp.topic, tp.partition, std::mem::take(&mut part.ownership)))
             .collect();
-        let owners = std::mem::take(&mut self.owner_names);
-        self.owner_index.clear();
+        let owners = self.take_owner_names();
         OwnershipLog::from_collected(labels, self.topics.clone(), owners, segments)
     }
 
@@ -487,14 +497,21 @@ impl Collector {
 impl Observer for Collector {
     fn observe(&mut self, observation: Observation) {
         match observation {
-            Observation::Topics { names, .. } => self.topics = names,
-            Observation::PartitionsAdded { .. } => {}
+            Observation::Topics { names, partitions } => {
+                for (topic, count) in (0u32..).zip(partitions) {
+                    self.parts.reserve(topic, count);
+                }
+                self.topics = names;
+            }
+            Observation::PartitionsAdded { topic, partitions, .. } => {
+                self.parts.reserve(topic, partitions)
+            }
             Observation::Processed { tp, first, times } => self.on_processed(tp, first, &times),
             Observation::ProcessedPeriodic { tp, first, arrivals, ends, repeats, .. } => {
                 self.on_processed_periodic(tp, first, &arrivals, &ends, repeats)
             }
             Observation::Skip { tp, at_offset } => {
-                let part = self.parts.get_mut(&tp).expect("skip on a known partition");
+                let part = self.parts.get_mut(tp).expect("skip on a known partition");
                 part.skip_to = part.skip_to.max(at_offset);
             }
             Observation::Access { at, tp, owner, state, waiting_from } => {
@@ -513,7 +530,7 @@ impl Observer for Collector {
             }
             Observation::End { at, produced, events } => {
                 for (tp, n) in produced {
-                    self.parts.entry(tp).or_insert_with(|| PartMetrics::new(at)).produced = n;
+                    self.parts.get_or_insert_with(tp, || PartMetrics::new(at)).produced = n;
                 }
                 self.end = Some((at, events));
             }
@@ -800,6 +817,37 @@ mod tests {
         let sum = r.summary.unwrap();
         assert!((sum.stop_the_world_s - 3.0).abs() < 1e-12);
         assert!((sum.downtime_episode_ms_max - 3_000.0).abs() < 1e-9);
+    }
+
+    /// Partitions appear out of order, one beyond the count given by `Topics` (added later)
+    /// and one first mentioned by `End`: the rows come in (topic, partition) order, and only
+    /// the partitions observed count (t0-1 never is: 3 partitions, as with a `BTreeMap`).
+    #[test]
+    fn partitions_are_reported_in_order_whatever_their_arrival() {
+        let mut c = Collector::new(labels(1_000));
+        let names = vec!["t0".into(), "t1".into()];
+        c.observe(Observation::Topics { names, partitions: vec![1, 1] });
+        let at = |topic, partition| Observation::Access {
+            at: s(0),
+            tp: Tp { topic, partition },
+            owner: Some(format!("m{topic}")),
+            state: PartState::Consuming,
+            waiting_from: SimTime::MAX,
+        };
+        c.observe(at(1, 0));
+        c.observe(Observation::PartitionsAdded { at: s(0), topic: 0, partitions: 3 });
+        c.observe(at(0, 2));
+        let produced = vec![(Tp { topic: 0, partition: 0 }, 0), (Tp { topic: 1, partition: 0 }, 0)];
+        c.observe(Observation::End { at: s(1_000), produced, events: 1 });
+        let r = c.finish();
+        let rows: Vec<(&str, u32)> =
+            r.partitions.iter().map(|p| (p.topic.as_str(), p.partition)).collect();
+        assert_eq!(rows, vec![("t0", 0), ("t0", 2), ("t1", 0)]);
+        assert_eq!(r.summary.expect("a summary").partitions, 3);
+        // Owners are interned in order of appearance: m1 (t1-0) is owner 0, m0 owner 1; the
+        // rows name them right.
+        let owners: Vec<&str> = r.ownership.iter().map(|o| o.owner).collect();
+        assert_eq!(owners, vec!["m0", "m1"]);
     }
 
     #[test]

@@ -63,5 +63,49 @@ fn schedule_then_pop(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, schedule_then_pop);
+/// A payload the size of a large model event (96 bytes): the queue moves keys, not payloads.
+type Big = [u64; 12];
+
+/// The steady-state and re-arming shapes above with a 96-byte payload.
+fn large_payload(c: &mut Criterion) {
+    let mut group = c.benchmark_group("event_queue_96B");
+    group.throughput(Throughput::Elements(EVENTS));
+    group.sample_size(10);
+    group.bench_function("steady_state_1M", |b| {
+        b.iter(|| {
+            let mut q: EventQueue<Big> = EventQueue::with_capacity(2048);
+            for i in 0..1000 {
+                q.schedule(SimTime::from_micros(i), [i; 12]);
+            }
+            let mut x: u64 = 1;
+            for _ in 0..EVENTS {
+                let (now, e) = q.pop().expect("never empty");
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                q.schedule(now + SimTime::from_nanos(1 + (x >> 44)), e);
+            }
+            q.now()
+        })
+    });
+    group.bench_function("rearm_timer_1M", |b| {
+        b.iter(|| {
+            let mut q: EventQueue<Big> = EventQueue::with_capacity(1024);
+            let timers: Vec<_> = (0..1000).map(|_| q.new_timer()).collect();
+            for (i, t) in timers.iter().enumerate() {
+                q.arm(*t, SimTime::from_millis(i as u64 + 1), [i as u64; 12]);
+            }
+            for k in 0..EVENTS {
+                let (now, e) = q.pop().expect("never empty");
+                let t = timers[e[0] as usize];
+                q.arm(t, now + SimTime::from_millis(3000), e);
+                if k % 3 == 0 {
+                    q.arm(t, now + SimTime::from_millis(3001), e);
+                }
+            }
+            q.now()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, schedule_then_pop, large_payload);
 criterion_main!(benches);

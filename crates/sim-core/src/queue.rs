@@ -1,5 +1,8 @@
 //! The event queue: a binary heap keyed by `(time, rank, sched, seq)`, FIFO among equal times
 //! of equal rank, with timers that are cancelled or moved in O(log n) by lazy invalidation.
+//! The heap holds 40-byte keys only; the events wait aside in a slab of reused slots, which
+//! holds exactly the live events (a re-armed timer's event replaces the old one in its slot),
+//! so a pop moves keys, not large events, and a stale entry holds no memory but its key.
 //!
 //! Order among events of one instant: a lower `rank` first (the default, [`RANK_LAST`], is the
 //! highest: callers rank a few event kinds ahead of the rest); then the time at which the
@@ -28,49 +31,78 @@ const DISARMED: u64 = u64::MAX;
 /// The default rank: after every explicitly ranked event of the same instant.
 pub const RANK_LAST: u64 = u64::MAX;
 
-struct Entry<E> {
+/// Where the event of a heap entry is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Payload {
+    /// A one-shot event, at this index of [`EventQueue::slab`].
+    Slab(u32),
+    /// The event of this timer (its [`TimerState::slot`] of the slab); the entry is stale
+    /// unless its `seq` is the timer's.
+    Timer(u32),
+}
+
+/// A heap entry: the ordering key and where the event is (40 bytes, whatever `E` is, so a
+/// sift moves little memory).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
     time: SimTime,
     rank: u64,
     sched: SimTime,
     seq: u64,
-    /// `u32::MAX` for a one-shot event, else the timer slot that owns this entry.
-    timer: u32,
-    event: E,
+    payload: Payload,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl PartialEq for Entry {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.key() == other.key()
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Entry {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest key first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         other.key().cmp(&self.key())
     }
 }
 
-impl<E> Entry<E> {
+impl Entry {
+    #[inline]
     fn key(&self) -> (SimTime, u64, SimTime, u64) {
         (self.time, self.rank, self.sched, self.seq)
     }
 }
 
-const ONE_SHOT: u32 = u32::MAX;
+/// A timer's state: the `seq` of its live heap entry (or `DISARMED`), and while armed, that
+/// entry's time and scheduling time and the slab slot of its event. Re-arming replaces the
+/// event in its slot: a stale heap entry owns no payload, so moving a timer a million times
+/// allocates nothing.
+#[derive(Clone, Copy, Debug)]
+struct TimerState {
+    seq: u64,
+    at: SimTime,
+    sched: SimTime,
+    slot: u32,
+}
 
 /// A deterministic priority queue of events of type `E`.
+///
+/// The heap holds small [`Entry`] keys; the live events wait in a slab (`slab`, slots reused
+/// through the `free` list).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    /// Per timer slot, the `seq` of its live entry, or `DISARMED`.
-    timer_seq: Vec<u64>,
-    /// Per timer slot, the time and scheduling time of its live entry (meaningful while armed).
-    timer_time: Vec<(SimTime, SimTime)>,
+    heap: BinaryHeap<Entry>,
+    /// The events of live entries (one-shots and armed timers); `None` in a free slot.
+    slab: Vec<Option<E>>,
+    /// Indexes of the free slots of `slab`, reused last-freed first.
+    free: Vec<u32>,
+    timers: Vec<TimerState>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -94,8 +126,9 @@ impl<E> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(capacity),
-            timer_seq: Vec::new(),
-            timer_time: Vec::new(),
+            slab: Vec::with_capacity(capacity),
+            free: Vec::new(),
+            timers: Vec::new(),
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -120,20 +153,25 @@ impl<E> EventQueue<E> {
 
     /// Schedules a one-shot event. Scheduling in the past is a bug and panics.
     pub fn schedule(&mut self, at: SimTime, event: E) {
-        self.push(at, RANK_LAST, self.now, ONE_SHOT, event);
+        self.schedule_ranked(at, RANK_LAST, event);
     }
 
     /// Schedules a one-shot event ahead of the events of rank greater than `rank` at `at`.
     pub fn schedule_ranked(&mut self, at: SimTime, rank: u64, event: E) {
-        self.push(at, rank, self.now, ONE_SHOT, event);
+        self.check_not_past(at);
+        let slot = self.store(event);
+        self.push(at, rank, self.now, Payload::Slab(slot));
     }
 
     /// Makes a new timer slot, initially disarmed.
     pub fn new_timer(&mut self) -> TimerId {
-        let id = u32::try_from(self.timer_seq.len()).expect("too many timers");
-        assert!(id != ONE_SHOT, "too many timers");
-        self.timer_seq.push(DISARMED);
-        self.timer_time.push((SimTime::ZERO, SimTime::ZERO));
+        let id = u32::try_from(self.timers.len()).expect("too many timers");
+        self.timers.push(TimerState {
+            seq: DISARMED,
+            at: SimTime::ZERO,
+            sched: SimTime::ZERO,
+            slot: 0,
+        });
         TimerId(id)
     }
 
@@ -146,10 +184,18 @@ impl<E> EventQueue<E> {
     /// current time), which order it among the events of its instant (see the module doc).
     pub fn arm_as_of(&mut self, timer: TimerId, at: SimTime, rank: u64, sched: SimTime, event: E) {
         assert!(sched <= self.now, "scheduled as of the future: {sched} > now {}", self.now);
-        self.mark_stale(timer);
-        let seq = self.push(at, rank, sched, timer.0, event);
-        self.timer_seq[timer.0 as usize] = seq;
-        self.timer_time[timer.0 as usize] = (at, sched);
+        self.check_not_past(at);
+        let slot = if self.is_armed(timer) {
+            // The live entry becomes stale; the new event takes its slot.
+            self.stale += 1;
+            let slot = self.timers[timer.0 as usize].slot;
+            self.slab[slot as usize] = Some(event);
+            slot
+        } else {
+            self.store(event)
+        };
+        let seq = self.push(at, rank, sched, Payload::Timer(timer.0));
+        self.timers[timer.0 as usize] = TimerState { seq, at, sched, slot };
         self.maybe_compact();
     }
 
@@ -160,40 +206,41 @@ impl<E> EventQueue<E> {
 
     /// When `timer` fires and the scheduling time it was armed with, if it is armed.
     pub fn armed(&self, timer: TimerId) -> Option<(SimTime, SimTime)> {
-        self.is_armed(timer).then(|| self.timer_time[timer.0 as usize])
+        let state = &self.timers[timer.0 as usize];
+        self.is_armed(timer).then_some((state.at, state.sched))
     }
 
     /// Clears `timer`; a pending firing will not happen. Cancelling a disarmed timer is a no-op.
     pub fn cancel(&mut self, timer: TimerId) {
-        self.mark_stale(timer);
-        self.timer_seq[timer.0 as usize] = DISARMED;
-        self.maybe_compact();
-    }
-
-    /// Counts the live entry of `timer`, if any, as stale (it is about to be replaced).
-    fn mark_stale(&mut self, timer: TimerId) {
-        if self.timer_seq[timer.0 as usize] != DISARMED {
+        if self.is_armed(timer) {
             self.stale += 1;
+            let state = &mut self.timers[timer.0 as usize];
+            state.seq = DISARMED;
+            let slot = state.slot;
+            drop(self.release(slot));
         }
+        self.maybe_compact();
     }
 
     /// Drops every stale entry once they outnumber the live ones (and are more than 1,024):
     /// a timer moved far ahead and cancelled early (the 5-minute `max.poll.interval.ms` of
     /// every batch) would otherwise stay in the heap until its time, growing memory and the
     /// heap depth linearly. Amortised O(1) per operation; the pop order is unchanged because
-    /// entries are totally ordered by their key.
+    /// entries are totally ordered by their key. Stale entries own no payload (a timer's slab
+    /// slot holds its live event only; it was replaced or freed when the entry went stale), so
+    /// no slab slot is freed here.
     fn maybe_compact(&mut self) {
         if self.stale <= 1024 || self.stale <= self.heap.len() - self.stale {
             return;
         }
-        let timer_seq = &self.timer_seq;
-        self.heap.retain(|e| e.timer == ONE_SHOT || timer_seq[e.timer as usize] == e.seq);
+        let timers = &self.timers;
+        self.heap.retain(|e| is_live(timers, e));
         self.stale = 0;
     }
 
     /// Whether `timer` has a pending firing.
     pub fn is_armed(&self, timer: TimerId) -> bool {
-        self.timer_seq[timer.0 as usize] != DISARMED
+        self.timers[timer.0 as usize].seq != DISARMED
     }
 
     /// The time of the next live event, dropping stale timer entries on the way.
@@ -207,31 +254,66 @@ impl<E> EventQueue<E> {
         self.drop_stale();
         let entry = self.heap.pop()?;
         assert!(entry.time >= self.now, "time went backwards: {} < {}", entry.time, self.now);
-        if entry.timer != ONE_SHOT {
-            self.timer_seq[entry.timer as usize] = DISARMED;
-        }
+        let event = match entry.payload {
+            Payload::Slab(slot) => self.release(slot),
+            Payload::Timer(timer) => {
+                let state = &mut self.timers[timer as usize];
+                state.seq = DISARMED;
+                let slot = state.slot;
+                self.release(slot)
+            }
+        };
         self.now = entry.time;
         self.popped += 1;
-        Some((entry.time, entry.event))
+        Some((entry.time, event.expect("a live entry has its event")))
     }
 
-    fn push(&mut self, at: SimTime, rank: u64, sched: SimTime, timer: u32, event: E) -> u64 {
+    fn check_not_past(&self, at: SimTime) {
         assert!(at >= self.now, "scheduled in the past: {at} < now {}", self.now);
+    }
+
+    /// Puts `event` in a free slab slot (or a new one) and returns its index.
+    fn store(&mut self, event: E) -> u32 {
+        if let Some(slot) = self.free.pop() {
+            self.slab[slot as usize] = Some(event);
+            return slot;
+        }
+        let slot = u32::try_from(self.slab.len()).expect("too many pending events");
+        self.slab.push(Some(event));
+        slot
+    }
+
+    /// Takes the event out of slab slot `slot` and frees the slot.
+    fn release(&mut self, slot: u32) -> Option<E> {
+        self.free.push(slot);
+        self.slab[slot as usize].take()
+    }
+
+    fn push(&mut self, at: SimTime, rank: u64, sched: SimTime, payload: Payload) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time: at, rank, sched, seq, timer, event });
+        self.heap.push(Entry { time: at, rank, sched, seq, payload });
         seq
     }
 
     fn drop_stale(&mut self) {
         while let Some(top) = self.heap.peek() {
-            let live = top.timer == ONE_SHOT || self.timer_seq[top.timer as usize] == top.seq;
-            if live {
+            if is_live(&self.timers, top) {
                 return;
             }
             self.heap.pop();
             self.stale -= 1;
         }
+    }
+}
+
+/// Whether heap entry `e` will fire: a one-shot always, a timer entry while it is its timer's
+/// live entry.
+#[inline]
+fn is_live(timers: &[TimerState], e: &Entry) -> bool {
+    match e.payload {
+        Payload::Slab(_) => true,
+        Payload::Timer(timer) => timers[timer as usize].seq == e.seq,
     }
 }
 
@@ -353,6 +435,132 @@ mod tests {
         q.schedule(SimTime::from_millis(5), "a");
         q.pop();
         q.schedule(SimTime::from_millis(4), "late");
+    }
+
+    /// A tiny deterministic generator (an LCG, top bits) for the randomised tests.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// The reference: every live pending event as `((time, rank, sched, insertion), timer,
+    /// event)` in a plain Vec; the next is the minimum key (the documented order).
+    type RefEntry = ((u64, u64, u64, u64), Option<usize>, u64);
+
+    fn ref_pop(reference: &mut Vec<RefEntry>) -> Option<(u64, u64)> {
+        let (i, _) = reference.iter().enumerate().min_by_key(|(_, e)| e.0)?;
+        let ((time, ..), _, event) = reference.remove(i);
+        Some((time, event))
+    }
+
+    /// 20,000 random schedule / ranked schedule / arm / arm-as-of / cancel / pop / peek
+    /// operations on 40 timers, with many equal times (0..20 ms ahead) and ranks: the queue
+    /// pops exactly what a sorted reference pops, and reports the same armed timers.
+    #[test]
+    fn random_operations_match_a_sorted_reference() {
+        let mut q: EventQueue<u64> = EventQueue::new();
+        let timers: Vec<TimerId> = (0..40).map(|_| q.new_timer()).collect();
+        let mut reference: Vec<RefEntry> = Vec::new();
+        let mut rng = Lcg(7);
+        let (mut insertion, mut pops, mut max_live) = (0u64, 0u64, 0usize);
+        for event in 0..20_000u64 {
+            let now = q.now().as_millis();
+            let op = rng.below(100);
+            let at = now + rng.below(20);
+            let t = rng.below(40) as usize;
+            let ranked = (25..=34).contains(&op) || (60..=69).contains(&op);
+            let rank = if ranked { [1, 5, RANK_LAST][rng.below(3) as usize] } else { RANK_LAST };
+            let sched = if (60..=69).contains(&op) { rng.below(now + 1) } else { now };
+            let key = (at, rank, sched, insertion);
+            let (at_time, sched_time) = (SimTime::from_millis(at), SimTime::from_millis(sched));
+            match op {
+                0..=24 => q.schedule(at_time, event),
+                25..=34 => q.schedule_ranked(at_time, rank, event),
+                35..=59 => q.arm(timers[t], at_time, event),
+                60..=69 => q.arm_as_of(timers[t], at_time, rank, sched_time, event),
+                70..=79 => q.cancel(timers[t]),
+                _ => {
+                    pops += 1;
+                    assert_eq!(q.pop().map(|(t, e)| (t.as_millis(), e)), ref_pop(&mut reference));
+                }
+            }
+            if (35..=79).contains(&op) {
+                reference.retain(|e| e.1 != Some(t));
+            }
+            match op {
+                0..=34 => reference.push((key, None, event)),
+                35..=69 => reference.push((key, Some(t), event)),
+                _ => {}
+            }
+            if op < 70 {
+                insertion += 1;
+            }
+            if event % 97 == 0 {
+                let next = reference.iter().map(|e| e.0).min().map(|k| k.0);
+                assert_eq!(q.peek_time().map(SimTime::as_millis), next);
+            }
+            for (i, timer) in timers.iter().enumerate() {
+                let pending = reference.iter().find(|e| e.1 == Some(i)).map(|e| e.0 .0);
+                assert_eq!(q.armed_at(*timer).map(SimTime::as_millis), pending);
+            }
+            max_live = max_live.max(reference.len());
+        }
+        // 20 % of the operations pop: about 4,000 (the exact count depends on the LCG).
+        assert!(pops > 3_000, "{pops}");
+        while let Some(expected) = ref_pop(&mut reference) {
+            assert_eq!(q.pop().map(|(t, e)| (t.as_millis(), e)), Some(expected));
+        }
+        assert_eq!(q.pop(), None);
+        // Slab slots are reused: never more than the most live events pending at once.
+        assert!(q.slab.len() <= max_live, "{} > {max_live}", q.slab.len());
+        assert_eq!(q.free.len(), q.slab.len(), "every slot is free once the queue is empty");
+    }
+
+    /// A timer re-armed a million times far ahead, with a one-shot scheduled and popped every
+    /// 1,000 re-armings: the slab never holds more than those two events (the timer's, re-used
+    /// in place, and the one-shot's), and the heap is compacted (at most 1,025 stale + 1 live
+    /// + 1 one-shot).
+    #[test]
+    fn a_million_rearmings_keep_the_slab_and_heap_bounded() {
+        let mut q: EventQueue<u64> = EventQueue::new();
+        let t = q.new_timer();
+        for i in 0..1_000_000u64 {
+            q.arm(t, SimTime::from_secs(1_000_000 + i), i);
+            if i % 1_000 == 0 {
+                let now = q.now();
+                q.schedule(now, i);
+                assert_eq!(q.pop(), Some((now, i)));
+            }
+            assert!(q.len_including_stale() <= 1_027, "{}", q.len_including_stale());
+        }
+        assert_eq!(q.slab.len(), 2);
+        assert_eq!(q.pop(), Some((SimTime::from_secs(1_999_999), 999_999)));
+        assert_eq!(q.pop(), None);
+    }
+
+    /// The events of moved and cancelled timers are dropped at once, not when their stale
+    /// entries leave the heap: with `Rc` events, only the live one is still referenced.
+    #[test]
+    fn stale_entries_hold_no_event() {
+        let event = std::rc::Rc::new(());
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        for i in 0..100 {
+            q.arm(t, SimTime::from_secs(10 + i), std::rc::Rc::clone(&event));
+        }
+        // 99 stale entries in the heap, one live event besides `event` itself.
+        assert_eq!((q.len_including_stale(), std::rc::Rc::strong_count(&event)), (100, 2));
+        q.cancel(t);
+        assert_eq!(std::rc::Rc::strong_count(&event), 1);
+        q.schedule(SimTime::from_secs(1), std::rc::Rc::clone(&event));
+        assert_eq!(std::rc::Rc::strong_count(&event), 2);
+        assert!(q.pop().is_some());
+        assert_eq!(q.pop(), None);
+        assert_eq!(std::rc::Rc::strong_count(&event), 1);
     }
 
     proptest::proptest! {

@@ -1,0 +1,140 @@
+//! A dense map from topic partitions to per-partition values: per topic a `Vec` indexed by
+//! partition, so a lookup is two indexings instead of a B-tree search. It grows as partitions
+//! appear (in any order) and iterates in `(topic, partition)` order, the order of a
+//! `BTreeMap<Tp, T>` with the same entries, on which every output relies.
+
+use model::Tp;
+use std::ops::Index;
+
+/// Values by topic partition, present or absent per partition.
+#[derive(Clone, Debug)]
+pub(crate) struct TpTable<T> {
+    /// `topics[topic][partition]`, `None` where no value was inserted.
+    topics: Vec<Vec<Option<T>>>,
+    /// Present values.
+    len: usize,
+}
+
+impl<T> Default for TpTable<T> {
+    fn default() -> Self {
+        TpTable { topics: Vec::new(), len: 0 }
+    }
+}
+
+impl<T> TpTable<T> {
+    /// Makes room for `partitions` partitions of `topic` (grows only; inserts no value).
+    pub(crate) fn reserve(&mut self, topic: u32, partitions: u32) {
+        let topic = topic as usize;
+        if self.topics.len() <= topic {
+            self.topics.resize_with(topic + 1, Vec::new);
+        }
+        let slots = &mut self.topics[topic];
+        if slots.len() < partitions as usize {
+            slots.resize_with(partitions as usize, || None);
+        }
+    }
+
+    /// The value of `tp`, if present.
+    pub(crate) fn get(&self, tp: Tp) -> Option<&T> {
+        self.topics.get(tp.topic as usize)?.get(tp.partition as usize)?.as_ref()
+    }
+
+    /// The value of `tp`, if present, mutably.
+    pub(crate) fn get_mut(&mut self, tp: Tp) -> Option<&mut T> {
+        self.topics.get_mut(tp.topic as usize)?.get_mut(tp.partition as usize)?.as_mut()
+    }
+
+    /// The value of `tp`, inserted with `make` first if absent.
+    pub(crate) fn get_or_insert_with(&mut self, tp: Tp, make: impl FnOnce() -> T) -> &mut T {
+        self.reserve(tp.topic, tp.partition + 1);
+        let slot = &mut self.topics[tp.topic as usize][tp.partition as usize];
+        if slot.is_none() {
+            self.len += 1;
+        }
+        slot.get_or_insert_with(make)
+    }
+
+    /// Present values.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Present values with their partitions, in `(topic, partition)` order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Tp, &T)> {
+        self.topics.iter().zip(0u32..).flat_map(|(slots, topic)| {
+            slots.iter().zip(0u32..).filter_map(move |(slot, partition)| {
+                slot.as_ref().map(|value| (Tp { topic, partition }, value))
+            })
+        })
+    }
+
+    /// Present values with their partitions, mutably, in `(topic, partition)` order.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (Tp, &mut T)> {
+        self.topics.iter_mut().zip(0u32..).flat_map(|(slots, topic)| {
+            slots.iter_mut().zip(0u32..).filter_map(move |(slot, partition)| {
+                slot.as_mut().map(|value| (Tp { topic, partition }, value))
+            })
+        })
+    }
+
+    /// Present values in `(topic, partition)` order.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &T> {
+        self.topics.iter().flatten().flatten()
+    }
+
+    /// Present values, mutably, in `(topic, partition)` order.
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.topics.iter_mut().flatten().flatten()
+    }
+}
+
+impl<T> Index<&Tp> for TpTable<T> {
+    type Output = T;
+
+    /// The value of `tp`; panics if absent (like `BTreeMap`'s `Index`).
+    fn index(&self, tp: &Tp) -> &T {
+        self.get(*tp).expect("no value for this partition")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn tp(topic: u32, partition: u32) -> Tp {
+        Tp { topic, partition }
+    }
+
+    /// Insertions out of order, into reserved and unreserved topics and beyond the reserved
+    /// partitions: the table iterates exactly like a `BTreeMap` given the same insertions.
+    #[test]
+    fn iterates_like_a_btreemap() {
+        let mut table = TpTable::default();
+        let mut map = BTreeMap::new();
+        table.reserve(0, 3);
+        table.reserve(1, 2);
+        // Topic 2 never reserved; topic 1 grows to 6 partitions; 0-1 inserted twice.
+        let inserts = [(1, 5), (0, 2), (2, 0), (0, 1), (1, 0), (0, 1), (3, 4)];
+        for (i, &(t, p)) in inserts.iter().enumerate() {
+            *table.get_or_insert_with(tp(t, p), || 0) += i;
+            *map.entry(tp(t, p)).or_insert(0) += i;
+        }
+        let got: Vec<(Tp, usize)> = table.iter().map(|(k, v)| (k, *v)).collect();
+        let expected: Vec<(Tp, usize)> = map.iter().map(|(k, v)| (*k, *v)).collect();
+        assert_eq!(got, expected);
+        // 0-1 got 3 + 5 = 8; six distinct partitions; in order 0-1, 0-2, 1-0, 1-5, 2-0, 3-4
+        // with the values of their insertion indexes.
+        assert_eq!(table[&tp(0, 1)], 8);
+        assert_eq!(table.len(), 6);
+        assert_eq!(table.values().copied().collect::<Vec<_>>(), vec![8, 1, 4, 0, 2, 6]);
+        assert_eq!(table.get(tp(0, 0)), None, "reserved but never inserted");
+        assert_eq!(table.get(tp(9, 9)), None, "beyond every topic");
+        table.values_mut().for_each(|v| *v += 1);
+        for (k, v) in table.iter_mut() {
+            *v += k.partition as usize;
+        }
+        // 3-4: 6 + 1 + partition 4.
+        assert_eq!(table.get_mut(tp(3, 4)).copied(), Some(11));
+    }
+}
