@@ -473,6 +473,11 @@ impl Consumer {
         self.owned.keys().copied().collect()
     }
 
+    /// The `i`-th partition owned now (in partition order).
+    pub fn owned_at(&self, i: usize) -> Option<Tp> {
+        self.owned.keys().nth(i).copied()
+    }
+
     /// Whether the partitions owned now are exactly `tps`.
     pub fn owns_exactly(&self, tps: &BTreeSet<Tp>) -> bool {
         self.owned.len() == tps.len() && self.owned.keys().eq(tps.iter())

@@ -153,6 +153,16 @@ impl LoopState {
         self.positions.iter().map(|p| p.0).collect()
     }
 
+    /// How many partitions.
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// True without partitions.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
     /// When the poll that produced this state ran.
     pub fn last_poll(&self) -> SimTime {
         self.last_poll
@@ -196,9 +206,20 @@ impl Consumer {
         }
     }
 
-    /// Puts `state` (a shifted copy of an earlier state of this member, same partitions) in.
+    /// Puts `state` (a shifted copy of an earlier state of this member, with as many
+    /// partitions, maybe others) in: positions and batch parts go to the partitions in the
+    /// same places of the owned order.
     pub fn set_loop_state(&mut self, state: LoopState) {
         debug_assert_eq!(state.positions.len(), self.owned.len());
+        let mut batch = state.batch;
+        let renamed = !state.positions.iter().map(|p| p.0).eq(self.owned.keys().copied());
+        if let (Some(b), true) = (batch.as_mut(), renamed) {
+            let tps: Vec<Tp> = self.owned.keys().copied().collect();
+            for part in b.parts.iter_mut() {
+                let place = state.positions.binary_search_by_key(&part.0, |p| p.0);
+                part.0 = tps[place.expect("a part of an owned partition")];
+            }
+        }
         for (p, (_, v)) in self.owned.values_mut().zip(state.positions) {
             *p = v;
         }
@@ -206,7 +227,7 @@ impl Consumer {
         self.epoch = state.epoch;
         self.in_poll = state.in_poll;
         self.last_poll = state.last_poll;
-        self.batch = state.batch;
+        self.batch = batch;
     }
 
     /// When `poll()` last ran.
@@ -239,16 +260,20 @@ impl Consumer {
         out.push(rel(next.1));
         out.push((self.cursor % self.owned.len()) as i64);
         out.push(i64::from(self.in_poll));
+        // Partitions by their place in the owned order, not their names: a member given other
+        // partitions with the same spacings and phases runs the same steps (its cycles stay
+        // valid across assignments).
+        out.push(self.owned.len() as i64);
         for (tp, position) in &self.owned {
-            out.push((i64::from(tp.topic) << 32) | i64::from(tp.partition));
             if *position == NO_POSITION {
                 out.push(i64::MIN);
                 continue;
             }
-            let Some((_, limit)) = spacing(*tp) else { return false };
+            let Some((every, limit)) = spacing(*tp) else { return false };
             if *position >= limit / 2 {
                 return false;
             }
+            out.push(every.as_nanos() as i64);
             out.push(rel(logs.arrival(*tp, *position)));
         }
         if let Some(b) = &self.batch {
@@ -259,7 +284,11 @@ impl Consumer {
             out.push(rel(b.polled));
             out.push(rel(b.end));
             for (tp, _, count) in &b.parts {
-                out.push((i64::from(tp.topic) << 32) | i64::from(tp.partition));
+                // A part of a partition given up meanwhile has no place: not copied.
+                let Some(place) = self.owned.keys().position(|owned| owned == tp) else {
+                    return false;
+                };
+                out.push(place as i64);
                 out.push(*count as i64);
             }
         }

@@ -53,11 +53,15 @@ pub(super) struct Cycle {
     tps: Vec<Tp>,
     /// Signature -> phase (`0..n`).
     phases: BTreeMap<Vec<i64>, usize>,
-    /// `(q, r)` -> the records of the `r` steps (at most a period) after phase `q`, per
-    /// partition, in the frame of the recorded cycle (computed on first use).
-    patterns: BTreeMap<(usize, u64), Vec<Pattern>>,
+    /// Phase `q` -> the records of the period after phase `q`, per partition, in the frame
+    /// of the recorded cycle (computed on first use).
+    patterns: BTreeMap<usize, Vec<Pattern>>,
+    /// Records held in `patterns`.
+    pattern_records: usize,
     /// `counts[k]`: the records processed by steps `1..=k` of the period.
     counts: Vec<u64>,
+    /// `by_part[k][i]`: the records of partition `i` (owned order) processed by steps `1..=k`.
+    by_part: Vec<Vec<u64>>,
 }
 
 /// Where a member stands on one of its cycles (index in `Slot::cycles`, phase, shift from the
@@ -82,12 +86,28 @@ pub(super) struct Recorder {
 /// Whole periods one jump may cover (a bound for the search, far above any catch-up's reach).
 const MAX_JUMP_PERIODS: u64 = 1 << 20;
 
+/// Records a cycle keeps in its patterns at most (16 bytes each, with arrivals and ends).
+const MAX_PATTERN_RECORDS: usize = 4096;
+
 /// Room reserved for a signature (4 + 2 per partition + 3 + 2 per batch part: ten
 /// partitions fit without growing).
 const SIGNATURE_CAPACITY: usize = 64;
 
 /// Snapshots kept per catch-up while looking for a cycle.
 const MAX_RECORDED: usize = 256;
+
+/// Per step `k` of a period (snapshots `1..=k`), the records processed per partition, summed.
+fn records_by_part(snaps: &[Snapshot], tps: &[Tp]) -> Vec<Vec<u64>> {
+    let mut sums = vec![vec![0; tps.len()]];
+    for snap in &snaps[1..] {
+        let mut next = sums.last().expect("starts with zeros").clone();
+        for (tp, _, times) in &snap.processed {
+            next[tps.binary_search(tp).expect("an owned partition")] += times.len();
+        }
+        sums.push(next);
+    }
+    sums
+}
 
 impl Recorder {
     /// Adds the state after a step; returns the cycle if its signature was seen before.
@@ -105,8 +125,18 @@ impl Recorder {
                     Some(*sum)
                 }))
                 .collect();
+            let by_part = records_by_part(&snaps, &tps);
             let patterns = BTreeMap::new();
-            return Some(Cycle { snaps, period, tps, phases, patterns, counts });
+            return Some(Cycle {
+                snaps,
+                period,
+                tps,
+                phases,
+                patterns,
+                pattern_records: 0,
+                counts,
+                by_part,
+            });
         }
         if self.snaps.len() < MAX_RECORDED {
             self.seen.insert(signature.clone(), self.snaps.len());
@@ -164,7 +194,7 @@ impl Cycle {
     ) -> Option<(usize, LoopShift)> {
         let q = *self.phases.get(signature)?;
         let base = &self.snaps[q].state;
-        if state.tps() != self.tps || at < base.last_poll() {
+        if state.len() != self.tps.len() || at < base.last_poll() {
             return None;
         }
         Some((q, LoopShift::between(base, base.last_poll(), state, at)))
@@ -193,6 +223,16 @@ impl Cycle {
         m
     }
 
+    /// How many records of partition `i` the `r` (at most `n`) steps after phase `q` process.
+    fn part_records(&self, q: usize, r: usize, i: usize) -> u64 {
+        let (n, sums) = (self.len(), &self.by_part);
+        if q + r <= n {
+            sums[q + r][i] - sums[q][i]
+        } else {
+            sums[n][i] - sums[q][i] + sums[q + r - n][i]
+        }
+    }
+
     /// How many records the `m` steps after phase `q` process.
     fn record_count(&self, q: usize, m: u64) -> u64 {
         let n = self.len();
@@ -207,19 +247,29 @@ impl Cycle {
     }
 
     /// The records of the `count` (at most one period) steps after phase `q`, per partition
-    /// in offset order, in the frame of the recorded cycle (kept for later jumps).
-    fn pattern(&mut self, q: usize, count: u64) -> &[Pattern] {
-        if !self.patterns.contains_key(&(q, count)) {
-            let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
-            let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
-            let records = self.notes(q, 0, count, &zero);
-            let pattern = records
-                .into_iter()
-                .map(|(tp, first, arrivals, ends)| (tp, first, arrivals.into(), ends.into()))
-                .collect();
-            self.patterns.insert((q, count), pattern);
+    /// in offset order, in the frame of the recorded cycle. Whole periods are kept for later
+    /// jumps (up to [`MAX_PATTERN_RECORDS`] records), partial ones computed each time.
+    fn pattern(&mut self, q: usize, count: u64) -> Vec<Pattern> {
+        if let Some(kept) = self.patterns.get(&q).filter(|_| count == self.len() as u64) {
+            return kept.clone();
         }
-        &self.patterns[&(q, count)]
+        let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
+        let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
+        let pattern: Vec<Pattern> = self
+            .notes(q, 0, count, &zero)
+            .into_iter()
+            .map(|(tp, first, arrivals, ends)| (tp, first, arrivals.into(), ends.into()))
+            .collect();
+        if count == self.len() as u64 {
+            let records: usize = pattern.iter().map(|p| p.3.len()).sum();
+            if self.pattern_records + records > MAX_PATTERN_RECORDS {
+                self.patterns.clear(); // Memory stays bounded; patterns are recomputed on use.
+                self.pattern_records = 0;
+            }
+            self.pattern_records += records;
+            self.patterns.insert(q, pattern.clone());
+        }
+        pattern
     }
 
     /// The records of steps `from + 1 ..= from + count` after phase `q` of a member at
@@ -319,10 +369,15 @@ impl World<'_> {
         // Whole periods as copies of the period's pattern, then the steps of the last partial
         // period as one copy of theirs.
         if periods > 0 {
-            self.emit_copies(cycle, (q, n), shift, periods);
+            self.emit_copies(slot, cycle, (q, n), shift, periods);
         }
         if m > periods * n {
-            self.emit_copies(cycle, (q, m - periods * n), &shift.plus(&cycle.period, periods), 1);
+            self.emit_partial(
+                slot,
+                cycle,
+                (q, m - periods * n),
+                &shift.plus(&cycle.period, periods),
+            );
         }
         let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);
         let total = shift.plus(&cycle.period, wraps);
@@ -369,23 +424,58 @@ impl World<'_> {
         ok.then_some(out)
     }
 
+    /// Emits the records of the `steps.1` steps (less than a period) after phase `steps.0`,
+    /// for a member at `S_q + shift`: per partition, the first of the period's records.
+    fn emit_partial(
+        &mut self,
+        slot: usize,
+        cycle: &mut Cycle,
+        (q, r): (usize, u64),
+        shift: &LoopShift,
+    ) {
+        let n = cycle.len() as u64;
+        for (tp, first, arrivals, ends) in cycle.pattern(q, n) {
+            let i = cycle.tps.binary_search(&tp).expect("an owned partition");
+            let k = cycle.part_records(q, r as usize, i) as usize;
+            if k == 0 {
+                continue;
+            }
+            let moved = |times: &[SimTime]| times[..k].iter().map(|t| *t + shift.time).collect();
+            let times = RecordTimes::listed(moved(&arrivals), moved(&ends));
+            let first = first.wrapping_add(shift.offsets[i]);
+            let tp = self.slots[slot].consumer.as_ref().and_then(|c| c.owned_at(i));
+            let tp = tp.expect("as many partitions as the cycle");
+            let part = self.parts.get_mut(&tp).expect("known partition");
+            part.frontier = part.frontier.max(first + times.len());
+            self.observer.observe(Observation::Processed { tp, first, times });
+        }
+    }
+
     /// Emits `repeats` copies, one period apart, of the records of the `steps.1` steps after
     /// phase `steps.0`, the first copy for a member at `S_q + shift`.
     fn emit_copies(
         &mut self,
+        slot: usize,
         cycle: &mut Cycle,
         steps: (usize, u64),
         shift: &LoopShift,
         repeats: u64,
     ) {
         let period = cycle.period.time;
-        cycle.pattern(steps.0, steps.1);
-        let tps = &cycle.tps;
-        for (tp, first, arrivals, ends) in &cycle.patterns[&steps] {
-            let i = tps.binary_search(tp).expect("an owned partition");
+        for (tp, first, arrivals, ends) in cycle.pattern(steps.0, steps.1) {
+            let recorded = &cycle.tps;
+            // The member's partition in the place of the recorded one.
+            let i = recorded.binary_search(&tp).expect("an owned partition");
             let first = first.wrapping_add(shift.offsets[i]);
-            let copy = (Arc::clone(arrivals), Arc::clone(ends), shift.time);
-            self.emit_periodic(*tp, first, copy, period, repeats);
+            let copy = (arrivals, ends, shift.time);
+            let tp = self.slots[slot].consumer.as_ref().and_then(|c| c.owned_at(i));
+            self.emit_periodic(
+                tp.expect("as many partitions as the cycle"),
+                first,
+                copy,
+                period,
+                repeats,
+            );
         }
     }
 
