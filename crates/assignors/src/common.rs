@@ -64,9 +64,10 @@ pub(crate) fn java_hashmap_order(keys: &[&str]) -> Vec<usize> {
         let h = java_string_hash(k) as u32;
         ((h ^ (h >> 16)) as usize) & (capacity - 1)
     };
+    let buckets: Vec<usize> = keys.iter().map(|k| bucket(k)).collect();
     let mut order: Vec<usize> = (0..keys.len()).collect();
     // Stable sort: equal buckets keep insertion order.
-    order.sort_by_key(|&i| bucket(keys[i]));
+    order.sort_by_key(|&i| buckets[i]);
     order
 }
 
