@@ -525,28 +525,49 @@ impl ClassicCoordinator {
         let member = self.members.get_mut(&member_id).expect("member present");
         member.sync_sent = true;
         let is_leader = self.leader.as_deref() == Some(member_id.as_str());
+        let was_stable = self.state == GroupState::Stable;
         if self.state == GroupState::CompletingRebalance && is_leader {
             let assignment = assignment.unwrap_or_default();
             self.assignment = assignment.into_iter().collect();
             self.state = GroupState::Stable;
             out.note(CoordNote::Stable { generation: self.generation });
         }
-        if self.state == GroupState::Stable {
+        if was_stable {
+            // Every earlier SyncGroup of this generation was answered when it came (or when
+            // the leader's made the group Stable): only this one waits.
+            debug_assert!(self
+                .members
+                .iter()
+                .all(|(id, m)| *id == member_id || !(m.awaiting_sync && m.sync_sent)));
+            self.answer_sync(&member_id, out);
+        } else if self.state == GroupState::Stable {
             self.answer_syncs(out);
         }
     }
 
+    /// Answers `id`'s SyncGroup, if it waits for an answer.
+    fn answer_sync(&mut self, id: &str, out: &mut CoordOutbox) {
+        let Some(m) = self.members.get_mut(id) else { return };
+        if !(m.awaiting_sync && m.sync_sent) {
+            return;
+        }
+        let assigned = self.assignment.get(id).cloned().unwrap_or_default();
+        let committed = assigned.iter().map(|tp| (*tp, self.committed.get(tp).copied()));
+        let ok = SyncOk { generation: self.generation, committed: committed.collect(), assigned };
+        out.send((m.conn, ToMember::Sync(Ok(ok))));
+        m.awaiting_sync = false;
+    }
+
+    /// Answers every SyncGroup that waits (the leader's made the group Stable).
     fn answer_syncs(&mut self, out: &mut CoordOutbox) {
-        for (id, m) in self.members.iter_mut() {
-            if !(m.awaiting_sync && m.sync_sent) {
-                continue;
-            }
-            let assigned = self.assignment.get(id).cloned().unwrap_or_default();
-            let committed = assigned.iter().map(|tp| (*tp, self.committed.get(tp).copied()));
-            let ok =
-                SyncOk { generation: self.generation, committed: committed.collect(), assigned };
-            out.send((m.conn, ToMember::Sync(Ok(ok))));
-            m.awaiting_sync = false;
+        let waiting: Vec<MemberId> = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.awaiting_sync && m.sync_sent)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in waiting {
+            self.answer_sync(&id, out);
         }
     }
 
