@@ -205,7 +205,24 @@ impl Collector {
         let e2e_us = &mut self.e2e_us;
         let e2e_max_us = &mut self.e2e_max_us;
         part.processed.insert_each(first, first + n, |lo, hi| {
-            record_latencies(e2e_us, e2e_max_us, times.pairs(lo - first, hi - first));
+            let (from, to) = (lo - first, hi - first);
+            match times {
+                // Listed times are read straight from their slices (the common small batch).
+                RecordTimes::Listed { arrivals, ends } => {
+                    let range = from as usize..to as usize;
+                    let pairs =
+                        arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied());
+                    record_latencies(e2e_us, e2e_max_us, pairs)
+                }
+                RecordTimes::Linear { arrival, arrival_step, end, end_step, .. } => {
+                    let at = |first: SimTime, step: SimTime, i: u64| {
+                        first + SimTime::from_nanos(step.as_nanos() * i)
+                    };
+                    let pairs = (from..to)
+                        .map(|i| (at(*arrival, *arrival_step, i), at(*end, *end_step, i)));
+                    record_latencies(e2e_us, e2e_max_us, pairs)
+                }
+            }
         });
     }
 
