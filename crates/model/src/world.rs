@@ -307,6 +307,8 @@ struct World<'o> {
     coord_timers: BTreeMap<CoordTimer, TimerId>,
     cg: Option<kip848::CgSide>,
     slots: Vec<Slot>,
+    /// The slot of each member name (a name keeps its slot across restarts).
+    slot_of: BTreeMap<String, usize>,
     down_waiting: BTreeSet<String>,
     params: ConsumerParams,
     parts: Parts,
@@ -379,6 +381,7 @@ impl<'o> World<'o> {
             coord_timers: BTreeMap::new(),
             cg: None,
             slots: Vec::new(),
+            slot_of: BTreeMap::new(),
             down_waiting: BTreeSet::new(),
             params,
             parts: Parts::new(order.len()),
@@ -880,10 +883,11 @@ impl<'o> World<'o> {
     }
 
     fn slot_index(&mut self, name: &str) -> usize {
-        if let Some(i) = self.slots.iter().position(|s| s.name == name) {
-            return i;
+        if let Some(i) = self.slot_of.get(name) {
+            return *i;
         }
         let index = self.slots.len();
+        self.slot_of.insert(name.to_string(), index);
         let timers = (0..CONSUMER_TIMER_SLOTS).map(|_| self.queue.new_timer()).collect();
         let wake = self.queue.new_timer();
         self.slots.push(Slot {
@@ -905,7 +909,7 @@ impl<'o> World<'o> {
     }
 
     fn find_live(&self, name: &str) -> Option<(usize, Conn)> {
-        let i = self.slots.iter().position(|s| s.name == name)?;
+        let i = *self.slot_of.get(name)?;
         let slot = &self.slots[i];
         let conn = slot.consumer.as_ref()?.conn();
         slot.alive().then_some((i, conn))
