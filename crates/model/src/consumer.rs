@@ -950,9 +950,7 @@ impl Consumer {
         env: &mut ConsumerEnv<'_>,
     ) -> Batch {
         let total: usize = parts.iter().map(|p| p.2).sum();
-        if let Some(times) = linear_times(now, &parts, &self.params.processing, env) {
-            // The same sums as adding the constant processing time record by record.
-            let end = now + SimTime::from_nanos(total as u64 * times_each(&times));
+        if let Some((times, end)) = linear_times(now, &parts, &self.params.processing, env) {
             return Batch { epoch: 0, parts, times, end, polled: now };
         }
         let mut arrivals = Vec::with_capacity(total);
@@ -1125,17 +1123,18 @@ fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox)
     }
 }
 
-/// A batch's times as progressions, when processing is constant and every part's arrivals
-/// are exactly evenly spaced.
+/// A batch's times as progressions, and its end, when processing is constant and every part's
+/// arrivals are exactly evenly spaced.
 fn linear_times(
     now: SimTime,
     parts: &[(Tp, u64, usize)],
     processing: &ProcessingSampler,
     env: &mut ConsumerEnv<'_>,
-) -> Option<BatchTimes> {
+) -> Option<(BatchTimes, SimTime)> {
     let ProcessingSampler::Constant(each) = *processing else { return None };
     let total: u64 = parts.iter().map(|p| p.2 as u64).sum();
-    now.as_nanos().checked_add(each.as_nanos().checked_mul(total)?)?;
+    // The same sum as adding the processing time record by record.
+    let end = now.as_nanos().checked_add(each.as_nanos().checked_mul(total)?)?;
     let arrivals = parts
         .iter()
         .map(|(tp, first, count)| {
@@ -1143,15 +1142,7 @@ fn linear_times(
             Some((env.log.arrival(*tp, *first), spacing))
         })
         .collect::<Option<Vec<_>>>()?;
-    Some(BatchTimes::Linear { start: now, each, arrivals })
-}
-
-/// The processing time of each record of linear batch times.
-fn times_each(times: &BatchTimes) -> u64 {
-    match times {
-        BatchTimes::Linear { each, .. } => each.as_nanos(),
-        BatchTimes::Listed { .. } => unreachable!("linear batch times"),
-    }
+    Some((BatchTimes::Linear { start: now, each, arrivals }, SimTime::from_nanos(end)))
 }
 
 /// KIP-429 `adjustAssignment`: a partition assigned to someone other than a member that

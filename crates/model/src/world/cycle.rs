@@ -443,12 +443,17 @@ impl World<'_> {
             let moved = |times: &[SimTime]| times[..k].iter().map(|t| *t + shift.time).collect();
             let times = RecordTimes::listed(moved(&arrivals), moved(&ends));
             let first = first.wrapping_add(shift.offsets[i]);
-            let tp = self.slots[slot].consumer.as_ref().and_then(|c| c.owned_at(i));
-            let tp = tp.expect("as many partitions as the cycle");
+            let tp = self.member_partition(slot, i);
             let part = self.parts.get_mut(&tp).expect("known partition");
             part.frontier = part.frontier.max(first + times.len());
             self.observer.observe(Observation::Processed { tp, first, times });
         }
+    }
+
+    /// The partition in place `i` of `slot`'s partitions (where a cycle's partition `i` maps).
+    fn member_partition(&self, slot: usize, i: usize) -> Tp {
+        let consumer = self.slots[slot].consumer.as_ref();
+        consumer.and_then(|c| c.owned_at(i)).expect("as many partitions as the cycle")
     }
 
     /// Emits `repeats` copies, one period apart, of the records of the `steps.1` steps after
@@ -468,14 +473,8 @@ impl World<'_> {
             let i = recorded.binary_search(&tp).expect("an owned partition");
             let first = first.wrapping_add(shift.offsets[i]);
             let copy = (arrivals, ends, shift.time);
-            let tp = self.slots[slot].consumer.as_ref().and_then(|c| c.owned_at(i));
-            self.emit_periodic(
-                tp.expect("as many partitions as the cycle"),
-                first,
-                copy,
-                period,
-                repeats,
-            );
+            let tp = self.member_partition(slot, i);
+            self.emit_periodic(tp, first, copy, period, repeats);
         }
     }
 
