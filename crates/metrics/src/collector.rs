@@ -14,9 +14,8 @@
 use crate::intervals::IntervalSet;
 use crate::ownership::{self, OwnershipInterval, OwnershipLog};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
-use crate::tp_table::TpTable;
 use hdrhistogram::Histogram;
-use model::{Observation, Observer, PartState, RecordTimes, Tp};
+use model::{Observation, Observer, PartState, RecordTimes, Tp, TpTable};
 use sim_core::SimTime;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -814,7 +813,7 @@ mod tests {
         c.observe(access(3_000, 0, None, PartState::StopTheWorld, 0));
         c.observe(access(4_000, 0, None, PartState::Unassigned, 0));
         c.observe(access(6_000, 0, Some("b"), PartState::Consuming, 0));
-        let part = &c.parts[&tp(0)];
+        let part = &c.parts[tp(0)];
         assert_eq!(part.allowed, vec![(s(0), s(3_000))]);
         assert_eq!(part.down, vec![(s(3_000), s(6_000))]);
         c.observe(Observation::End { at: s(10_000), produced: vec![(tp(0), 0)], events: 1 });

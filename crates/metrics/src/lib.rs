@@ -14,7 +14,6 @@ mod collector;
 mod intervals;
 mod ownership;
 mod rows;
-mod tp_table;
 
 pub use collector::{Collector, RunLabels};
 pub use intervals::IntervalSet;

@@ -16,12 +16,14 @@ pub mod coordinator;
 pub mod observe;
 pub mod processing;
 pub mod records;
+pub mod tp_table;
 pub mod types;
 pub mod workload;
 pub mod world;
 
 pub use observe::{Observation, Observer, PartState};
 pub use records::RecordTimes;
+pub use tp_table::TpTable;
 pub use types::{Conn, Tp};
 pub use world::{
     classic_mode, simulate, simulate_probed, simulate_stepped, MemberView, ModelError, NoProbe,

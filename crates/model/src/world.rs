@@ -21,6 +21,7 @@ use crate::coordinator::classic::{
 use crate::coordinator::consumer_group::CgInput;
 use crate::observe::{Observation, Observer, PartState};
 use crate::processing::ProcessingSampler;
+use crate::tp_table::TpTable;
 use crate::types::{Conn, ToCoordinator, ToMember, Tp};
 use crate::workload::{skewed_rates, PartitionLog};
 use assignors::Topic;
@@ -229,58 +230,6 @@ impl Part {
     }
 }
 
-/// The world's books per partition: one `Vec` per topic, indexed by partition (partitions
-/// are numbered densely and only ever added), iterated in `(topic, partition)` order.
-struct Parts {
-    by_topic: Vec<Vec<Part>>,
-}
-
-impl Parts {
-    fn new(topics: usize) -> Parts {
-        Parts { by_topic: (0..topics).map(|_| Vec::new()).collect() }
-    }
-
-    /// Adds the next partition of its topic (`tp.partition` is the topic's count so far).
-    fn push(&mut self, tp: Tp) {
-        let parts = &mut self.by_topic[tp.topic as usize];
-        assert_eq!(parts.len(), tp.partition as usize, "partitions are added in order");
-        parts.push(Part::new());
-    }
-
-    fn get(&self, tp: &Tp) -> Option<&Part> {
-        self.by_topic.get(tp.topic as usize)?.get(tp.partition as usize)
-    }
-
-    fn get_mut(&mut self, tp: &Tp) -> Option<&mut Part> {
-        self.by_topic.get_mut(tp.topic as usize)?.get_mut(tp.partition as usize)
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (Tp, &Part)> {
-        self.by_topic.iter().enumerate().flat_map(|(topic, parts)| {
-            parts.iter().enumerate().map(move |(partition, part)| {
-                (Tp { topic: topic as u32, partition: partition as u32 }, part)
-            })
-        })
-    }
-
-    fn keys(&self) -> impl Iterator<Item = Tp> + '_ {
-        self.iter().map(|(tp, _)| tp)
-    }
-}
-
-impl std::ops::Index<Tp> for Parts {
-    type Output = Part;
-    fn index(&self, tp: Tp) -> &Part {
-        self.get(&tp).expect("a known partition")
-    }
-}
-
-impl std::ops::IndexMut<Tp> for Parts {
-    fn index_mut(&mut self, tp: Tp) -> &mut Part {
-        self.get_mut(&tp).expect("a known partition")
-    }
-}
-
 struct TopicWorkload {
     rate_per_s: f64,
     skew: f64,
@@ -311,7 +260,8 @@ struct World<'o> {
     slot_of: BTreeMap<String, usize>,
     down_waiting: BTreeSet<String>,
     params: ConsumerParams,
-    parts: Parts,
+    /// The world's books per partition (every partition has one).
+    parts: TpTable<Part>,
     dirty: BTreeSet<Tp>,
     rebalance: Option<OpenRebalance>,
     last_generation: i32,
@@ -384,7 +334,7 @@ impl<'o> World<'o> {
             slot_of: BTreeMap::new(),
             down_waiting: BTreeSet::new(),
             params,
-            parts: Parts::new(order.len()),
+            parts: TpTable::default(),
             dirty: BTreeSet::new(),
             rebalance: None,
             last_generation: 0,
@@ -464,7 +414,7 @@ impl<'o> World<'o> {
             self.spacings[topic].push(log.exact_spacing());
             self.logs.logs[topic].push(log);
             let tp = Tp { topic: topic as u32, partition };
-            self.parts.push(tp);
+            self.parts.get_or_insert_with(tp, Part::new);
             self.dirty.insert(tp);
         }
         self.topics[topic].partitions = total;
@@ -711,7 +661,7 @@ impl<'o> World<'o> {
         if previous != owner {
             self.catch_up_owner(previous, self.queue.now());
         }
-        let part = self.parts.get_mut(&tp).expect("known partition");
+        let part = self.parts.get_mut(tp).expect("known partition");
         part.owner = owner;
         part.cause = cause;
         self.dirty.insert(tp);
@@ -806,13 +756,13 @@ impl<'o> World<'o> {
                 if owner.is_some_and(|o| o.slot != conn.slot) {
                     self.catch_up_owner(owner, now); // Its earlier records come first.
                 }
-                let part = self.parts.get_mut(&tp).expect("known partition");
+                let part = self.parts.get_mut(tp).expect("known partition");
                 part.frontier = part.frontier.max(first + times.len());
                 self.observer.observe(Observation::Processed { tp, first, times });
             }
             ConsumerNote::Reset { .. } => {}
             ConsumerNote::Position { tp, at } => {
-                let part = self.parts.get_mut(&tp).expect("known partition");
+                let part = self.parts.get_mut(tp).expect("known partition");
                 part.frontier = part.frontier.max(at);
                 self.observer.observe(Observation::Skip { tp, at_offset: at });
             }
@@ -860,7 +810,7 @@ impl<'o> World<'o> {
                 continue;
             }
             let frontier = part.frontier;
-            self.parts.get_mut(&tp).expect("known partition").last = Some(key);
+            self.parts.get_mut(tp).expect("known partition").last = Some(key);
             let owner = key.0.map(|c| self.slots[c.slot as usize].name.clone());
             let waiting_from = self.logs.arrival(tp, frontier);
             self.observer.observe(Observation::Access { at: now, tp, owner, state, waiting_from });

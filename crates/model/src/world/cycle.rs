@@ -399,7 +399,7 @@ impl World<'_> {
         let fresh = consumer
             .next_unprocessed()
             .into_iter()
-            .all(|(tp, offset)| self.parts.get(&tp).is_some_and(|p| offset >= p.frontier));
+            .all(|(tp, offset)| self.parts.get(tp).is_some_and(|p| offset >= p.frontier));
         if !fresh {
             return None;
         }
@@ -444,7 +444,7 @@ impl World<'_> {
             let times = RecordTimes::listed(moved(&arrivals), moved(&ends));
             let first = first.wrapping_add(shift.offsets[i]);
             let tp = self.member_partition(slot, i);
-            let part = self.parts.get_mut(&tp).expect("known partition");
+            let part = self.parts.get_mut(tp).expect("known partition");
             part.frontier = part.frontier.max(first + times.len());
             self.observer.observe(Observation::Processed { tp, first, times });
         }
@@ -488,7 +488,7 @@ impl World<'_> {
         period: SimTime,
         repeats: u64,
     ) {
-        let part = self.parts.get_mut(&tp).expect("known partition");
+        let part = self.parts.get_mut(tp).expect("known partition");
         part.frontier = part.frontier.max(first + ends.len() as u64 * repeats);
         let observation =
             Observation::ProcessedPeriodic { tp, first, arrivals, ends, shift, period, repeats };

@@ -3,12 +3,12 @@
 //! appear (in any order) and iterates in `(topic, partition)` order, the order of a
 //! `BTreeMap<Tp, T>` with the same entries, on which every output relies.
 
-use model::Tp;
-use std::ops::Index;
+use crate::types::Tp;
+use std::ops::{Index, IndexMut};
 
 /// Values by topic partition, present or absent per partition.
 #[derive(Clone, Debug)]
-pub(crate) struct TpTable<T> {
+pub struct TpTable<T> {
     /// `topics[topic][partition]`, `None` where no value was inserted.
     topics: Vec<Vec<Option<T>>>,
     /// Present values.
@@ -23,7 +23,7 @@ impl<T> Default for TpTable<T> {
 
 impl<T> TpTable<T> {
     /// Makes room for `partitions` partitions of `topic` (grows only; inserts no value).
-    pub(crate) fn reserve(&mut self, topic: u32, partitions: u32) {
+    pub fn reserve(&mut self, topic: u32, partitions: u32) {
         let topic = topic as usize;
         if self.topics.len() <= topic {
             self.topics.resize_with(topic + 1, Vec::new);
@@ -35,17 +35,17 @@ impl<T> TpTable<T> {
     }
 
     /// The value of `tp`, if present.
-    pub(crate) fn get(&self, tp: Tp) -> Option<&T> {
+    pub fn get(&self, tp: Tp) -> Option<&T> {
         self.topics.get(tp.topic as usize)?.get(tp.partition as usize)?.as_ref()
     }
 
     /// The value of `tp`, if present, mutably.
-    pub(crate) fn get_mut(&mut self, tp: Tp) -> Option<&mut T> {
+    pub fn get_mut(&mut self, tp: Tp) -> Option<&mut T> {
         self.topics.get_mut(tp.topic as usize)?.get_mut(tp.partition as usize)?.as_mut()
     }
 
     /// The value of `tp`, inserted with `make` first if absent.
-    pub(crate) fn get_or_insert_with(&mut self, tp: Tp, make: impl FnOnce() -> T) -> &mut T {
+    pub fn get_or_insert_with(&mut self, tp: Tp, make: impl FnOnce() -> T) -> &mut T {
         self.reserve(tp.topic, tp.partition + 1);
         let slot = &mut self.topics[tp.topic as usize][tp.partition as usize];
         if slot.is_none() {
@@ -55,12 +55,17 @@ impl<T> TpTable<T> {
     }
 
     /// Present values.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
     }
 
+    /// True without values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Present values with their partitions, in `(topic, partition)` order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (Tp, &T)> {
+    pub fn iter(&self) -> impl Iterator<Item = (Tp, &T)> {
         self.topics.iter().zip(0u32..).flat_map(|(slots, topic)| {
             slots.iter().zip(0u32..).filter_map(move |(slot, partition)| {
                 slot.as_ref().map(|value| (Tp { topic, partition }, value))
@@ -69,7 +74,7 @@ impl<T> TpTable<T> {
     }
 
     /// Present values with their partitions, mutably, in `(topic, partition)` order.
-    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (Tp, &mut T)> {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (Tp, &mut T)> {
         self.topics.iter_mut().zip(0u32..).flat_map(|(slots, topic)| {
             slots.iter_mut().zip(0u32..).filter_map(move |(slot, partition)| {
                 slot.as_mut().map(|value| (Tp { topic, partition }, value))
@@ -77,23 +82,35 @@ impl<T> TpTable<T> {
         })
     }
 
+    /// The partitions with a value, in `(topic, partition)` order.
+    pub fn keys(&self) -> impl Iterator<Item = Tp> + '_ {
+        self.iter().map(|(tp, _)| tp)
+    }
+
     /// Present values in `(topic, partition)` order.
-    pub(crate) fn values(&self) -> impl Iterator<Item = &T> {
+    pub fn values(&self) -> impl Iterator<Item = &T> {
         self.topics.iter().flatten().flatten()
     }
 
     /// Present values, mutably, in `(topic, partition)` order.
-    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
         self.topics.iter_mut().flatten().flatten()
     }
 }
 
-impl<T> Index<&Tp> for TpTable<T> {
+impl<T> Index<Tp> for TpTable<T> {
     type Output = T;
 
     /// The value of `tp`; panics if absent (like `BTreeMap`'s `Index`).
-    fn index(&self, tp: &Tp) -> &T {
-        self.get(*tp).expect("no value for this partition")
+    fn index(&self, tp: Tp) -> &T {
+        self.get(tp).expect("no value for this partition")
+    }
+}
+
+impl<T> IndexMut<Tp> for TpTable<T> {
+    /// The value of `tp`, mutably; panics if absent.
+    fn index_mut(&mut self, tp: Tp) -> &mut T {
+        self.get_mut(tp).expect("no value for this partition")
     }
 }
 
@@ -125,7 +142,7 @@ mod tests {
         assert_eq!(got, expected);
         // 0-1 got 3 + 5 = 8; six distinct partitions; in order 0-1, 0-2, 1-0, 1-5, 2-0, 3-4
         // with the values of their insertion indexes.
-        assert_eq!(table[&tp(0, 1)], 8);
+        assert_eq!(table[tp(0, 1)], 8);
         assert_eq!(table.len(), 6);
         assert_eq!(table.values().copied().collect::<Vec<_>>(), vec![8, 1, 4, 0, 2, 6]);
         assert_eq!(table.get(tp(0, 0)), None, "reserved but never inserted");
