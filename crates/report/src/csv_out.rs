@@ -182,6 +182,7 @@ pub fn read_run_outputs(dir: &Path) -> io::Result<Vec<RunReport>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rows::own;
 
     fn sample_summary() -> SummaryRow {
         SummaryRow {
@@ -231,20 +232,6 @@ mod tests {
             String::from_utf8(bytes).unwrap(),
             "protocol,assignor,static_membership,index,trigger,start_s,end_s,duration_ms,rounds,members,partitions_moved\n"
         );
-    }
-
-    fn own(partition: u32, start_s: f64, end_s: f64, owner: &str, state: &str) -> OwnershipRow {
-        OwnershipRow {
-            protocol: "eager".into(),
-            assignor: "range".into(),
-            static_membership: false,
-            topic: "t".into(),
-            partition,
-            start_s,
-            end_s,
-            owner: owner.into(),
-            state: state.into(),
-        }
     }
 
     /// Borrowed rows from a log serialise to exactly the bytes of the owned rows.

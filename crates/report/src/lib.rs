@@ -5,3 +5,5 @@
 pub mod charts;
 pub mod csv_out;
 pub mod sweep_charts;
+#[cfg(test)]
+mod test_rows;

@@ -414,21 +414,8 @@ fn pick(weights: &[(Category, f64)], single_partition: bool) -> Option<Category>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rows::own;
     use metrics::OwnershipRow;
-
-    fn own(partition: u32, start_s: f64, end_s: f64, owner: &str, state: &str) -> OwnershipRow {
-        OwnershipRow {
-            protocol: "eager".into(),
-            assignor: "range".into(),
-            static_membership: false,
-            topic: "t".into(),
-            partition,
-            start_s,
-            end_s,
-            owner: owner.into(),
-            state: state.into(),
-        }
-    }
 
     fn log(rows: &[OwnershipRow]) -> OwnershipLog {
         OwnershipLog::from_rows(rows.to_vec()).unwrap()
