@@ -14,11 +14,11 @@
 use crate::intervals::IntervalSet;
 use crate::ownership::{self, OwnershipInterval, OwnershipLog};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
+use crate::time_sweep;
 use hdrhistogram::Histogram;
 use model::{Observation, Observer, PartState, RecordTimes, Tp, TpTable};
 use sim_core::SimTime;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 /// What identifies a protocol run in every row.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,7 +336,7 @@ impl Collector {
             part.close_interval(end);
         }
         let partitions = self.partition_rows();
-        let summary = self.summary(end, events, &partitions);
+        let summary = self.summary(events, &partitions);
         let ownership = self.take_ownership();
         RunReport {
             summary: Some(summary),
@@ -372,7 +372,7 @@ impl Collector {
             .collect()
     }
 
-    fn summary(&self, end: SimTime, events: u64, rows: &[PartitionRow]) -> SummaryRow {
+    fn summary(&self, events: u64, rows: &[PartitionRow]) -> SummaryRow {
         let produced: u64 = rows.iter().map(|r| r.produced).sum();
         let processed: u64 = rows.iter().map(|r| r.processed).sum();
         let reprocessed: u64 = rows.iter().map(|r| r.reprocessed).sum();
@@ -410,7 +410,7 @@ impl Collector {
             downtime_episode_ms_p50: episodes.0,
             downtime_episode_ms_p99: episodes.1,
             downtime_episode_ms_max: episodes.2,
-            stop_the_world_s: self.stop_the_world(end).as_secs_f64(),
+            stop_the_world_s: self.stop_the_world().as_secs_f64(),
             rebalances: self.rebalances.len() as u64,
             rebalance_ms_p50: reb_p50,
             rebalance_ms_max: reb_max,
@@ -448,27 +448,12 @@ impl Collector {
         (quantile_ms(&h, 0.5, max_us), quantile_ms(&h, 0.99, max_us), max_us as f64 / 1_000.0)
     }
 
-    /// Time during which some partition is down and none may be consumed: a sweep over the
-    /// edges of every partition's down and allowed intervals, merged in time order (edges at
-    /// one instant all apply before the next stretch is counted, so their order is free).
-    fn stop_the_world(&self, end: SimTime) -> SimTime {
-        // Even lists are down intervals, odd ones allowed intervals.
-        let lists = self.parts.values().flat_map(|p| [p.down.as_slice(), p.allowed.as_slice()]);
-        let (mut down, mut allowed) = (0i64, 0i64);
-        let mut total = SimTime::ZERO;
-        let mut prev = SimTime::ZERO;
-        for (t, list, delta) in Edges::new(lists.collect()) {
-            if down > 0 && allowed == 0 && t > prev {
-                total += t.min(end) - prev;
-            }
-            if list % 2 == 0 {
-                down += delta;
-            } else {
-                allowed += delta;
-            }
-            prev = t;
-        }
-        total
+    /// Time during which some partition is down and none may be consumed.
+    fn stop_the_world(&self) -> SimTime {
+        time_sweep::stop_the_world(
+            self.parts.values().map(|p| p.down.as_slice()),
+            self.parts.values().map(|p| p.allowed.as_slice()),
+        )
     }
 
     /// Moves every partition's timeline (no copy) and the owner names into the report's log,
@@ -489,25 +474,21 @@ impl Collector {
     }
 
     fn timeline_rows(&self) -> Vec<TimelineRow> {
-        let lists = self.parts.values().map(|p| p.down.as_slice()).collect();
-        let mut edges = Edges::new(lists).peekable();
-        let mut down = 0i64;
-        let mut rows = Vec::with_capacity(self.samples.len());
-        for sample in &self.samples {
-            while let Some((_, _, delta)) = edges.next_if(|(t, _, _)| *t <= sample.at) {
-                down += delta;
-            }
-            rows.push(TimelineRow {
+        let at: Vec<SimTime> = self.samples.iter().map(|s| s.at).collect();
+        let down = time_sweep::count_covering(&at, self.parts.values().map(|p| p.down.as_slice()));
+        self.samples
+            .iter()
+            .zip(down)
+            .map(|(sample, down_partitions)| TimelineRow {
                 protocol: self.labels.protocol.clone(),
                 assignor: self.labels.assignor.clone(),
                 static_membership: self.labels.static_membership,
                 t_s: sample.at.as_secs_f64(),
                 lag: sample.lag,
-                down_partitions: down.max(0) as u32,
+                down_partitions,
                 members: sample.members,
-            });
-        }
-        rows
+            })
+            .collect()
     }
 }
 
@@ -552,40 +533,6 @@ impl Observer for Collector {
                 self.end = Some((at, events));
             }
         }
-    }
-}
-
-/// The edges of interval lists, each sorted and disjoint, in time order: `(time, list index,
-/// +1 at a start or -1 at an end)`. A heap holds one cursor per list, so a long run's edges
-/// are never all in memory (sorting them cost 48 bytes an interval at the end of a run).
-struct Edges<'a> {
-    lists: Vec<&'a [(SimTime, SimTime)]>,
-    /// (time of the list's next edge, list index, edge index: 2i start, 2i + 1 end of piece i).
-    heap: BinaryHeap<Reverse<(SimTime, usize, usize)>>,
-}
-
-impl<'a> Edges<'a> {
-    fn new(lists: Vec<&'a [(SimTime, SimTime)]>) -> Edges<'a> {
-        let heap = lists
-            .iter()
-            .enumerate()
-            .filter_map(|(i, list)| list.first().map(|first| Reverse((first.0, i, 0))))
-            .collect();
-        Edges { lists, heap }
-    }
-}
-
-impl Iterator for Edges<'_> {
-    type Item = (SimTime, usize, i64);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let Reverse((t, list, edge)) = self.heap.pop()?;
-        let next = edge + 1;
-        if let Some(piece) = self.lists[list].get(next / 2) {
-            let at = if next % 2 == 0 { piece.0 } else { piece.1 };
-            self.heap.push(Reverse((at, list, next)));
-        }
-        Some((t, list, if edge % 2 == 0 { 1 } else { -1 }))
     }
 }
 
@@ -865,18 +812,6 @@ mod tests {
         // rows name them right.
         let owners: Vec<&str> = r.ownership.iter().map(|o| o.owner).collect();
         assert_eq!(owners, vec!["m0", "m1"]);
-    }
-
-    #[test]
-    fn edges_of_several_lists_come_in_time_order() {
-        let a = [(s(0), s(10)), (s(20), s(30))];
-        let b = [(s(5), s(20))];
-        let edges: Vec<(u64, usize, i64)> =
-            Edges::new(vec![&a, &[], &b]).map(|(t, l, d)| (t.as_millis(), l, d)).collect();
-        assert_eq!(
-            edges,
-            vec![(0, 0, 1), (5, 2, 1), (10, 0, -1), (20, 0, 1), (20, 2, -1), (30, 0, -1)]
-        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod collector;
 mod intervals;
 mod ownership;
 mod rows;
+mod time_sweep;
 
 pub use collector::{Collector, RunLabels};
 pub use intervals::IntervalSet;
