@@ -7,6 +7,9 @@ mod commands;
 
 /// mimalloc: the model allocates many small short-lived vectors (a batch's arrival and end
 /// times); the system allocator spent about a quarter of a large run in malloc and free.
+/// Built with `no_thp` (workspace Cargo.toml): mimalloc otherwise asks for transparent huge
+/// pages, and each page it frees and reuses was zeroed again 2 MiB at a time by the kernel
+/// (clear_page_erms, 5-10% of a 1,000-member run in `perf`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

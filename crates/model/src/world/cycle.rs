@@ -110,6 +110,14 @@ fn records_by_part(snaps: &[Snapshot], tps: &[Tp]) -> Vec<Vec<u64>> {
 }
 
 impl Recorder {
+    /// The signature and loop state recorded last, if they are those of the pending step
+    /// `step` (the member has not moved since): a lookup on the cycles can use them instead
+    /// of computing them again.
+    pub fn position_of(&self, step: LazyStep) -> Option<Position<'_>> {
+        let snap = self.snaps.last().filter(|s| s.next == step)?;
+        Some(Position { signature: self.signatures.last()?, state: &snap.state })
+    }
+
     /// Adds the state after a step; returns the cycle if its signature was seen before.
     pub fn push(&mut self, signature: Vec<i64>, snap: Snapshot, tps: Vec<Tp>) -> Option<Cycle> {
         if let Some(&start) = self.seen.get(&signature) {
@@ -145,6 +153,13 @@ impl Recorder {
         }
         None
     }
+}
+
+/// A member's signature and loop state at its pending step, already computed.
+#[derive(Clone, Copy)]
+pub(super) struct Position<'a> {
+    signature: &'a [i64],
+    state: &'a LoopState,
 }
 
 /// Where a jump may go: steps due before `until` (or at it if `inclusive`) and before `loud`.
@@ -300,9 +315,10 @@ impl Cycle {
 }
 
 impl World<'_> {
-    /// Jumps `slot` along its cycle as far as `bound` allows; true if it moved.
-    pub(super) fn jump(&mut self, slot: usize, bound: Bound) -> bool {
-        let Some(OnCycle { cycle: index, q, shift, .. }) = self.on_cycle(slot) else {
+    /// Jumps `slot` along its cycle as far as `bound` allows; true if it moved. `known`: the
+    /// member's position, if already computed.
+    pub(super) fn jump(&mut self, slot: usize, bound: Bound, known: Option<Position>) -> bool {
+        let Some(OnCycle { cycle: index, q, shift, .. }) = self.on_cycle(slot, known) else {
             return false;
         };
         let mut cycles = std::mem::take(&mut self.slots[slot].cycles);
@@ -313,7 +329,7 @@ impl World<'_> {
 
     /// Where `slot` stands on one of its cycles, if it does: the position kept by the last
     /// jump or lookup while the pending step is unchanged, else looked up (and kept).
-    fn on_cycle(&mut self, slot: usize) -> Option<OnCycle> {
+    fn on_cycle(&mut self, slot: usize, known: Option<Position>) -> Option<OnCycle> {
         if self.slots[slot].cycles.is_empty() {
             return None;
         }
@@ -321,13 +337,13 @@ impl World<'_> {
         if let Some(kept) = self.slots[slot].on_cycle.as_ref().filter(|p| p.step == step) {
             let kept = kept.clone();
             debug_assert!(
-                self.locate(slot, step)
+                self.locate(slot, step, None)
                     .is_some_and(|p| (p.cycle, p.q, &p.shift) == (kept.cycle, kept.q, &kept.shift)),
                 "the kept cycle position of slot {slot} is stale"
             );
             return Some(kept);
         }
-        let found = self.locate(slot, step);
+        let found = self.locate(slot, step, known);
         self.slots[slot].on_cycle = found.clone();
         found
     }
@@ -341,11 +357,30 @@ impl World<'_> {
         Some((signature, consumer.loop_state(), consumer.last_poll()))
     }
 
-    /// Looks `slot` (with pending step `step`) up on its cycles.
-    fn locate(&mut self, slot: usize, step: LazyStep) -> Option<OnCycle> {
-        let (signature, state, at) = self.loop_position(slot)?;
+    /// Looks `slot` (with pending step `step`) up on its cycles, at position `known` if given
+    /// (debug builds check it against a fresh computation).
+    fn locate(&mut self, slot: usize, step: LazyStep, known: Option<Position>) -> Option<OnCycle> {
+        let computed;
+        let (signature, state) = match known {
+            Some(Position { signature, state }) => {
+                debug_assert!(
+                    self.loop_position(slot).is_some_and(|(s, st, at)| {
+                        s == signature
+                            && format!("{st:?}") == format!("{state:?}")
+                            && at == state.last_poll()
+                    }),
+                    "the known position of slot {slot} is stale"
+                );
+                (signature, state)
+            }
+            None => {
+                computed = self.loop_position(slot)?;
+                (&computed.0[..], &computed.1)
+            }
+        };
+        let at = state.last_poll();
         self.slots[slot].cycles.iter().enumerate().find_map(|(cycle, c)| {
-            let (q, shift) = c.locate(&signature, &state, at)?;
+            let (q, shift) = c.locate(signature, state, at)?;
             Some(OnCycle { cycle, q, shift, step })
         })
     }
@@ -403,7 +438,7 @@ impl World<'_> {
         if !fresh {
             return None;
         }
-        let OnCycle { cycle, q, shift, .. } = self.on_cycle(slot)?;
+        let OnCycle { cycle, q, shift, .. } = self.on_cycle(slot, None)?;
         let cycle = &self.slots[slot].cycles[cycle];
         Some(cycle.record_count(q, cycle.steps_within(q, &shift, bound)))
     }

@@ -103,7 +103,8 @@ impl World<'_> {
             let backlog = self.slots[slot].consumer.as_ref().is_none_or(|c| c.in_full_batch());
             if self.periodic && !backlog {
                 let loud = self.slots[slot].consumer.as_ref().map_or(SimTime::MAX, |c| c.loud_at());
-                if self.jump(slot, Bound { until, inclusive, loud }) {
+                let known = recorder.as_ref().and_then(|r| r.position_of(step));
+                if self.jump(slot, Bound { until, inclusive, loud }, known) {
                     ran = true;
                     recorder = None;
                     continue;
