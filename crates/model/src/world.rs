@@ -684,6 +684,9 @@ impl<'o> World<'o> {
 
     /// Runs the member machine on `input` and applies its outbox.
     fn deliver(&mut self, now: SimTime, slot: usize, input: ConsumerInput) {
+        if self.changes_nothing(slot, now, &input) {
+            return;
+        }
         if !lazy::ignores_poll_loop(&input) {
             self.touch_for(slot, now, &input);
         }

@@ -443,6 +443,30 @@ impl World<'_> {
         Some(cycle.record_count(q, cycle.steps_within(q, &shift, bound)))
     }
 
+    /// Whether `slot`, on a known cycle, is busy with a batch once its steps due by `now`
+    /// (inclusive) have run, found on the cycle without running them; `false` when that is
+    /// not known, or when a catch-up to `now` would do more than one jump (a loud or expired
+    /// step on the way, a backlog).
+    pub(super) fn busy_at(&mut self, slot: usize, now: SimTime) -> bool {
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
+        let loud = consumer.loud_at();
+        let expired = consumer.batch_poll_timer().is_some_and(|(_, deadline, _)| deadline < now);
+        if !self.periodic || consumer.in_full_batch() || loud <= now || expired {
+            return false;
+        }
+        let Some(OnCycle { cycle, q, shift, .. }) = self.on_cycle(slot, None) else {
+            return false;
+        };
+        let cycle = &self.slots[slot].cycles[cycle];
+        let bound = Bound { until: now, inclusive: true, loud };
+        let m = cycle.steps_within(q, &shift, bound);
+        if bound.admits(cycle.step_time(q, m + 1, &shift)) {
+            return false; // The jump would stop short of `now`.
+        }
+        let phase = (q as u64 + m) % cycle.len() as u64;
+        matches!(cycle.snaps[phase as usize].next.timer, ConsumerTimer::BatchDone { .. })
+    }
+
     /// The signature of `slot`'s loop state with pending step `step` (None: not periodic).
     pub(super) fn signature(&mut self, slot: usize, step: LazyStep) -> Option<Vec<i64>> {
         if !self.periodic {

@@ -326,6 +326,20 @@ impl World<'_> {
         }
     }
 
+    /// Whether `input` to `slot` changes nothing at `now` and may be dropped without catching
+    /// the member up: a classic heartbeat OK only wakes a poll waiting for records
+    /// (`Consumer::wake`), and the member, on its cycle, will be busy with a batch at `now`.
+    /// Its steps stay aside instead of being cut into a jump at every heartbeat.
+    pub(super) fn changes_nothing(
+        &mut self,
+        slot: usize,
+        now: SimTime,
+        input: &ConsumerInput,
+    ) -> bool {
+        let heartbeat_ok = matches!(input, ConsumerInput::Message(ToMember::Heartbeat(None)));
+        heartbeat_ok && self.slots[slot].lazy.is_some() && self.busy_at(slot, now)
+    }
+
     /// A wake-up: the steps before it run, the next one goes back to the queue.
     pub(super) fn on_wake(&mut self, now: SimTime, conn: Conn) {
         let Some(slot) = self.live_slot(conn) else { return };
