@@ -327,16 +327,24 @@ impl World<'_> {
     }
 
     /// Whether `input` to `slot` changes nothing at `now` and may be dropped without catching
-    /// the member up: a classic heartbeat OK only wakes a poll waiting for records
-    /// (`Consumer::wake`), and the member, on its cycle, will be busy with a batch at `now`.
-    /// Its steps stay aside instead of being cut into a jump at every heartbeat.
+    /// the member up: a heartbeat response that changes nothing (classic OK; KIP-848: same
+    /// member epoch and partitions, which quiet steps do not change) only wakes a poll waiting
+    /// for records (`Consumer::wake`), and the member, on its cycle, will be busy with a batch
+    /// at `now`. Its steps stay aside instead of being cut into a jump at every heartbeat.
     pub(super) fn changes_nothing(
         &mut self,
         slot: usize,
         now: SimTime,
         input: &ConsumerInput,
     ) -> bool {
-        let heartbeat_ok = matches!(input, ConsumerInput::Message(ToMember::Heartbeat(None)));
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
+        let heartbeat_ok = match input {
+            ConsumerInput::Message(ToMember::Heartbeat(None)) => true,
+            ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok))) => {
+                consumer.cg_response_changes_nothing(ok)
+            }
+            _ => false,
+        };
         heartbeat_ok && self.slots[slot].lazy.is_some() && self.busy_at(slot, now)
     }
 
