@@ -115,7 +115,7 @@ downtime = "3s"
 /// (90% load: 1,000 records/s at 0.9 ms each), every 300 ms: fast stepping drops those that reach
 /// a member its cycle shows busy at that instant, without catching the member up; the report
 /// must not change. A 7 ms one-way delay puts responses at every phase of the batches. (About
-/// 500 responses are dropped here, counted with a temporary print. Such a response to an idle
+/// 400 responses are dropped here, counted with a temporary print. Such a response to an idle
 /// member seems harmless too: its poll finds nothing and waits again; the model drops only
 /// those to busy members, where the input is a no-op by construction.)
 #[test]
