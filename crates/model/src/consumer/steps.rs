@@ -20,7 +20,9 @@ impl Consumer {
     }
 
     /// True when the coming poll-loop steps only fetch and process records: the member is in
-    /// a stable generation (or KIP-848 epoch) with nothing waiting for its poll (no
+    /// a stable generation (or KIP-848 epoch), or awaits its JoinGroup or SyncGroup response
+    /// (a classic member keeps fetching its partitions meanwhile, and the response comes as a
+    /// message, which catches the member up first), with nothing waiting for its poll (no
     /// assignment, rejoin, close, commit response), connected, and commits are not per batch.
     /// Such steps send nothing and report only `Processed` until [`Consumer::loud_at`].
     pub fn poll_loop_is_quiet(&self) -> bool {
@@ -28,7 +30,11 @@ impl Consumer {
             RebalanceMode::Consumer => {
                 self.member_id.is_some() && !self.kip848.poll_expired && !self.kip848.joining
             }
-            _ => self.phase == Phase::Stable && self.member_id.is_some() && !self.rejoin_needed,
+            _ => {
+                matches!(self.phase, Phase::Stable | Phase::Joining | Phase::Syncing)
+                    && self.member_id.is_some()
+                    && !self.rejoin_needed
+            }
         };
         self.alive
             && idle_protocol
