@@ -450,8 +450,7 @@ impl World<'_> {
     pub(super) fn busy_at(&mut self, slot: usize, now: SimTime) -> bool {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
         let loud = consumer.loud_at();
-        let expired = consumer.batch_poll_timer().is_some_and(|(_, deadline, _)| deadline < now);
-        if !self.periodic || consumer.in_full_batch() || loud <= now || expired {
+        if !self.periodic || consumer.in_full_batch() || !self.step_stays_quiet(slot, now) {
             return false;
         }
         let Some(OnCycle { cycle, q, shift, .. }) = self.on_cycle(slot, None) else {

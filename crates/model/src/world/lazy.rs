@@ -24,7 +24,9 @@
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::{Ev, World};
-use crate::consumer::{ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer};
+use crate::consumer::{
+    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer,
+};
 use crate::types::{Conn, ToMember};
 use sim_core::{SimTime, RANK_LAST};
 
@@ -73,6 +75,19 @@ pub(super) fn ignores_poll_loop(input: &ConsumerInput) -> bool {
         ConsumerInput::Timer(ConsumerTimer::Heartbeat)
             | ConsumerInput::Message(ToMember::Commit { .. })
     )
+}
+
+/// Whether `input` is a heartbeat response that changes nothing for `consumer` (classic OK;
+/// KIP-848: the member's epoch and partitions, which quiet steps do not change): its handling
+/// only wakes a poll that waits for records (`Consumer::wake`).
+fn heartbeat_changes_nothing(consumer: &Consumer, input: &ConsumerInput) -> bool {
+    match input {
+        ConsumerInput::Message(ToMember::Heartbeat(None)) => true,
+        ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok))) => {
+            consumer.cg_response_changes_nothing(ok)
+        }
+        _ => false,
+    }
 }
 
 /// Whether `timer` is a poll-loop step (ranked by slot).
@@ -169,7 +184,7 @@ impl World<'_> {
 
     /// Whether the aside step at `at` is still quiet: before the auto-commit and before the
     /// batch's `max.poll.interval.ms` expiry (that timer, in the queue, comes first).
-    fn step_stays_quiet(&self, slot: usize, at: SimTime) -> bool {
+    pub(super) fn step_stays_quiet(&self, slot: usize, at: SimTime) -> bool {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
         let expired = consumer.batch_poll_timer().is_some_and(|(_, deadline, _)| deadline < at);
         at < consumer.loud_at() && !expired
@@ -314,23 +329,16 @@ impl World<'_> {
         }
         self.catch_up(slot, now);
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return };
-        let idle = match input {
-            ConsumerInput::Message(ToMember::Heartbeat(None)) => true,
-            ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok))) => {
-                consumer.cg_response_changes_nothing(ok)
-            }
-            _ => false,
-        };
+        let idle = heartbeat_changes_nothing(consumer, input);
         if !(idle && consumer.in_batch() && self.slots[slot].lazy.is_some()) {
             self.take_back(slot);
         }
     }
 
     /// Whether `input` to `slot` changes nothing at `now` and may be dropped without catching
-    /// the member up: a heartbeat response that changes nothing (classic OK; KIP-848: same
-    /// member epoch and partitions, which quiet steps do not change) only wakes a poll waiting
-    /// for records (`Consumer::wake`), and the member, on its cycle, will be busy with a batch
-    /// at `now`. Its steps stay aside instead of being cut into a jump at every heartbeat.
+    /// the member up: a heartbeat response that changes nothing, to a member its cycle shows
+    /// busy with a batch at `now`. Its steps stay aside instead of being cut into a jump at
+    /// every heartbeat.
     pub(super) fn changes_nothing(
         &mut self,
         slot: usize,
@@ -338,14 +346,9 @@ impl World<'_> {
         input: &ConsumerInput,
     ) -> bool {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
-        let heartbeat_ok = match input {
-            ConsumerInput::Message(ToMember::Heartbeat(None)) => true,
-            ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok))) => {
-                consumer.cg_response_changes_nothing(ok)
-            }
-            _ => false,
-        };
-        heartbeat_ok && self.slots[slot].lazy.is_some() && self.busy_at(slot, now)
+        heartbeat_changes_nothing(consumer, input)
+            && self.slots[slot].lazy.is_some()
+            && self.busy_at(slot, now)
     }
 
     /// A wake-up: the steps before it run, the next one goes back to the queue.
