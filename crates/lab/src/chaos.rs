@@ -264,8 +264,8 @@ impl Observer for Tee {
                 let to = self.processed_to.entry(*tp).or_default();
                 *to = (*to).max(first + times.len());
             }
-            Observation::ProcessedPeriodic { tp, first, ends, repeats, .. } => {
-                let n = ends.len() as u64 * repeats;
+            Observation::ProcessedPeriodic { tp, first, count, .. } => {
+                let n = *count;
                 self.deliveries += n;
                 let to = self.processed_to.entry(*tp).or_default();
                 *to = (*to).max(first + n);

@@ -226,30 +226,29 @@ impl Collector {
         });
     }
 
-    /// Folds `repeats` copies of a delivery pattern (see `Observation::ProcessedPeriodic`):
-    /// copy `j` has the same latencies, so offset `o` has the latency of pattern record
-    /// `(o - first) % n`; the offsets never processed before are counted per pattern record
-    /// and go into the histogram as one `record_n` each (exactly what `repeats` separate
+    /// Folds a stretch of a repeating delivery pattern (see `Observation::ProcessedPeriodic`):
+    /// every copy has the same latencies, so offset `o` has the latency of pattern record
+    /// `(start + o - first) % n`; the offsets never processed before are counted per pattern
+    /// record and go into the histogram as one `record_n` each (exactly what the separate
     /// deliveries would record).
     fn on_processed_periodic(
         &mut self,
         tp: Tp,
-        first: u64,
+        (first, count): (u64, u64),
         arrivals: &[SimTime],
         ends: &[SimTime],
-        repeats: u64,
+        start: u64,
     ) {
         let part = self.parts.get_mut(tp).expect("processed a known partition");
-        let n = ends.len() as u64;
-        if n == 0 || repeats == 0 {
+        if ends.is_empty() || count == 0 {
             return;
         }
-        part.deliveries += n * repeats;
+        part.deliveries += count;
         let fresh = &mut self.fresh;
         fresh.clear();
         fresh.resize(ends.len(), 0);
-        part.processed.insert_each(first, first + n * repeats, |lo, hi| {
-            count_per_pattern_record(fresh, lo - first, hi - first);
+        part.processed.insert_each(first, first + count, |lo, hi| {
+            count_per_pattern_record(fresh, start + (lo - first), start + (hi - first));
         });
         for (i, &count) in fresh.iter().enumerate().filter(|(_, c)| **c > 0) {
             let us = ends[i].saturating_sub(arrivals[i]).as_nanos() / 1_000;
@@ -505,8 +504,8 @@ impl Observer for Collector {
                 self.parts.reserve(topic, partitions)
             }
             Observation::Processed { tp, first, times } => self.on_processed(tp, first, &times),
-            Observation::ProcessedPeriodic { tp, first, arrivals, ends, repeats, .. } => {
-                self.on_processed_periodic(tp, first, &arrivals, &ends, repeats)
+            Observation::ProcessedPeriodic { tp, first, arrivals, ends, start, count, .. } => {
+                self.on_processed_periodic(tp, (first, count), &arrivals, &ends, start)
             }
             Observation::Skip { tp, at_offset } => {
                 let part = self.parts.get_mut(tp).expect("skip on a known partition");
@@ -831,9 +830,10 @@ mod tests {
                     first: 3,
                     arrivals: arrivals.iter().map(|t| *t - s(100)).collect(),
                     ends: ends.iter().map(|t| *t - s(100)).collect(),
+                    start: 0,
+                    count: 12,
                     shift: s(100),
                     period: s(30),
-                    repeats: 4,
                 });
             } else {
                 for j in 0..4u64 {
@@ -855,6 +855,52 @@ mod tests {
         assert_eq!(a, b);
         let summary = a.summary.expect("a summary");
         assert_eq!((summary.records_processed, summary.records_reprocessed), (17, 2));
+    }
+
+    #[test]
+    fn a_stretch_from_inside_the_pattern_folds_like_its_records() {
+        // The same 3-record pattern (latencies 1, 2, 4 ms, period 30 ms), a stretch of 5
+        // records starting at pattern record 2 of copy 0: records 2 | 0 1 2 | 0, i.e. copy 0's
+        // last record, copy 1 whole, copy 2's first, at offsets 7..12 (latencies 4, 1, 2, 4,
+        // 1 ms). Offsets 0..5 were processed before, so all 5 are new.
+        let arrivals = vec![s(0), s(10), s(20)];
+        let ends = vec![s(1), s(12), s(24)];
+        let fold = |periodic: bool| {
+            let mut c = consuming_partition(1_000);
+            c.observe(processed(0, 0, 5, 0, 50));
+            if periodic {
+                c.observe(Observation::ProcessedPeriodic {
+                    tp: tp(0),
+                    first: 7,
+                    arrivals: arrivals.clone().into(),
+                    ends: ends.clone().into(),
+                    start: 2,
+                    count: 5,
+                    shift: s(200),
+                    period: s(30),
+                });
+            } else {
+                // (pattern record, copy) of each record.
+                let records = [(2usize, 0u64), (0, 1), (1, 1), (2, 1), (0, 2)];
+                for (j, (k, w)) in records.into_iter().enumerate() {
+                    let copy = s(200 + 30 * w);
+                    let times = RecordTimes::listed(vec![arrivals[k] + copy], vec![ends[k] + copy]);
+                    c.observe(Observation::Processed { tp: tp(0), first: 7 + j as u64, times });
+                }
+            }
+            c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 20)], events: 1 });
+            c
+        };
+        let (a, b) = (fold(true), fold(false));
+        assert_eq!(a.e2e_us, b.e2e_us);
+        assert_eq!(a.e2e_us.count_at(4_000), 2);
+        assert_eq!(a.e2e_us.count_at(1_000), 2);
+        assert_eq!(a.e2e_us.count_at(2_000), 1);
+        let (a, b) = (a.finish(), b.finish());
+        assert_eq!(a, b);
+        // 0..5 and 7..12 processed once each: 10 records, none twice; 5..7 never (a gap).
+        let summary = a.summary.expect("a summary");
+        assert_eq!((summary.records_processed, summary.records_reprocessed), (10, 0));
     }
 
     #[test]

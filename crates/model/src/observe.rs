@@ -68,26 +68,29 @@ pub enum Observation {
         /// Arrival and end of processing of each record.
         times: RecordTimes,
     },
-    /// Records processed in a repeating pattern (fast stepping's periodic jump): the records
-    /// `first..first + n` (`n = ends.len()`) with arrival and end times `arrivals` and `ends`
-    /// moved by `shift`, then `repeats - 1` more copies of them, copy `j` shifted by `j x n`
-    /// offsets and `j x period` in time. The same as `repeats` `Processed` observations of the
-    /// shifted copies. (The pattern is shared, not copied, by the jumps that repeat it.)
+    /// Records processed in a repeating pattern (fast stepping's periodic jump): the `count`
+    /// records `first..first + count`. The pattern's `n = ends.len()` records repeat period
+    /// after period; record `j` (offset `first + j`) is pattern record `k = (start + j) % n`
+    /// of copy `w = (start + j) / n`, with arrival `arrivals[k] + shift + w x period` and end
+    /// `ends[k] + shift + w x period`. The same as `Processed` observations of those records.
+    /// (The pattern is shared, not copied, by the jumps that repeat it.)
     ProcessedPeriodic {
         /// Partition.
         tp: Tp,
-        /// First offset of the first copy.
+        /// Offset of the first record.
         first: u64,
-        /// Arrival time of each record of the pattern (the first copy: plus `shift`).
+        /// Arrival time of each record of the pattern (copy 0: plus `shift`).
         arrivals: Arc<[SimTime]>,
-        /// End of processing of each record of the pattern (the first copy: plus `shift`).
+        /// End of processing of each record of the pattern (copy 0: plus `shift`).
         ends: Arc<[SimTime]>,
-        /// The time from the pattern to the first copy.
+        /// The pattern record the first record is (`< n`).
+        start: u64,
+        /// Records (at least 1).
+        count: u64,
+        /// The time from the pattern to copy 0.
         shift: SimTime,
         /// The time shift from one copy to the next.
         period: SimTime,
-        /// Copies (at least 1).
-        repeats: u64,
     },
     /// A new owner starts reading `tp` at offset `at_offset` (committed offset or reset): every
     /// offset below it that is never processed was skipped.

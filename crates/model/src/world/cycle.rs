@@ -18,7 +18,7 @@ use crate::observe::Observation;
 use crate::records::RecordTimes;
 use crate::types::Tp;
 use sim_core::SimTime;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Records processed at one step: partition, first offset, times.
@@ -27,9 +27,10 @@ pub(super) type Processed = (Tp, u64, RecordTimes);
 /// Records of several steps, gathered per partition: partition, first offset, arrivals, ends.
 type Gathered = (Tp, u64, Vec<SimTime>, Vec<SimTime>);
 
-/// The records of whole periods, per partition, in the frame of the recorded cycle: partition,
-/// first offset, arrivals, ends (shared by every jump that emits them).
-type Pattern = (Tp, u64, Arc<[SimTime]>, Arc<[SimTime]>);
+/// The records one period (from phase 0) processes of one partition, in the frame of the
+/// recorded cycle: the partition's place in the cycle's partitions, first offset, arrivals,
+/// ends (shared by every jump that emits them).
+type Pattern = (usize, u64, Arc<[SimTime]>, Arc<[SimTime]>);
 
 /// The state after one aside step.
 #[derive(Clone, Debug)]
@@ -51,13 +52,14 @@ pub(super) struct Cycle {
     period: LoopShift,
     /// The member's partitions, in owned order (the offsets of a shift follow it).
     tps: Vec<Tp>,
-    /// Signature -> phase (`0..n`).
-    phases: BTreeMap<Vec<i64>, usize>,
-    /// Phase `q` -> the records of the period after phase `q`, per partition, in the frame
-    /// of the recorded cycle (computed on first use).
-    patterns: BTreeMap<usize, Vec<Pattern>>,
-    /// Records held in `patterns`.
-    pattern_records: usize,
+    /// The signature of each phase (`0..n`).
+    signatures: Vec<Vec<i64>>,
+    /// (signature hash, phase), sorted: a lookup compares hashes, then one signature.
+    phases: Vec<(u64, usize)>,
+    /// The records of the period from phase 0, per partition with records, in the frame of
+    /// the recorded cycle (computed on first use). A jump from any phase emits a stretch of
+    /// their cyclic repetition.
+    pattern: Option<Vec<Pattern>>,
     /// `counts[k]`: the records processed by steps `1..=k` of the period.
     counts: Vec<u64>,
     /// `by_part[k][i]`: the records of partition `i` (owned order) processed by steps `1..=k`.
@@ -80,14 +82,12 @@ pub(super) struct OnCycle {
 pub(super) struct Recorder {
     snaps: Vec<Snapshot>,
     signatures: Vec<Vec<i64>>,
-    seen: BTreeMap<Vec<i64>, usize>,
+    /// (signature hash, index in `signatures`).
+    seen: BTreeSet<(u64, usize)>,
 }
 
 /// Whole periods one jump may cover (a bound for the search, far above any catch-up's reach).
 const MAX_JUMP_PERIODS: u64 = 1 << 20;
-
-/// Records a cycle keeps in its patterns at most (16 bytes each, with arrivals and ends).
-const MAX_PATTERN_RECORDS: usize = 4096;
 
 /// Room reserved for a signature (4 + 2 per partition + 3 + 2 per batch part: ten
 /// partitions fit without growing).
@@ -95,6 +95,24 @@ const SIGNATURE_CAPACITY: usize = 64;
 
 /// Snapshots kept per catch-up while looking for a cycle.
 const MAX_RECORDED: usize = 256;
+
+/// A hash of a signature (FxHash's mixing step: deterministic, a few cycles per word), so
+/// that lookups compare one word before comparing whole signatures.
+fn signature_hash(signature: &[i64]) -> u64 {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    signature
+        .iter()
+        .fold(signature.len() as u64, |h, &w| (h.rotate_left(5) ^ w as u64).wrapping_mul(SEED))
+}
+
+/// The first index recorded under `hash` in `seen` that `matches`.
+fn find_hashed(
+    seen: &BTreeSet<(u64, usize)>,
+    hash: u64,
+    matches: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    seen.range((hash, 0)..=(hash, usize::MAX)).map(|&(_, i)| i).find(|&i| matches(i))
+}
 
 /// Per step `k` of a period (snapshots `1..=k`), the records processed per partition, summed.
 fn records_by_part(snaps: &[Snapshot], tps: &[Tp]) -> Vec<Vec<u64>> {
@@ -120,13 +138,17 @@ impl Recorder {
 
     /// Adds the state after a step; returns the cycle if its signature was seen before.
     pub fn push(&mut self, signature: Vec<i64>, snap: Snapshot, tps: Vec<Tp>) -> Option<Cycle> {
-        if let Some(&start) = self.seen.get(&signature) {
+        let hash = signature_hash(&signature);
+        if let Some(start) = find_hashed(&self.seen, hash, |i| self.signatures[i] == signature) {
             let at = |s: &Snapshot| s.state.last_poll();
             let from = &self.snaps[start];
             let period = LoopShift::between(&from.state, at(from), &snap.state, at(&snap));
             let mut snaps: Vec<Snapshot> = self.snaps[start..].to_vec();
             snaps.push(snap);
-            let phases = self.signatures[start..].iter().cloned().zip(0..).collect();
+            let signatures = self.signatures.split_off(start);
+            let mut phases: Vec<(u64, usize)> =
+                signatures.iter().map(|s| signature_hash(s)).zip(0..).collect();
+            phases.sort_unstable();
             let counts = std::iter::once(0)
                 .chain(snaps[1..].iter().scan(0, |sum, snap| {
                     *sum += snap.processed.iter().map(|p| p.2.len()).sum::<u64>();
@@ -134,20 +156,19 @@ impl Recorder {
                 }))
                 .collect();
             let by_part = records_by_part(&snaps, &tps);
-            let patterns = BTreeMap::new();
             return Some(Cycle {
                 snaps,
                 period,
                 tps,
+                signatures,
                 phases,
-                patterns,
-                pattern_records: 0,
+                pattern: None,
                 counts,
                 by_part,
             });
         }
         if self.snaps.len() < MAX_RECORDED {
-            self.seen.insert(signature.clone(), self.snaps.len());
+            self.seen.insert((hash, self.snaps.len()));
             self.signatures.push(signature);
             self.snaps.push(snap);
         }
@@ -207,7 +228,10 @@ impl Cycle {
         state: &LoopState,
         at: SimTime,
     ) -> Option<(usize, LoopShift)> {
-        let q = *self.phases.get(signature)?;
+        let hash = signature_hash(signature);
+        let from = self.phases.partition_point(|&(h, _)| h < hash);
+        let same_hash = self.phases[from..].iter().take_while(|&&(h, _)| h == hash);
+        let q = same_hash.map(|&(_, q)| q).find(|&q| self.signatures[q] == signature)?;
         let base = &self.snaps[q].state;
         if state.len() != self.tps.len() || at < base.last_poll() {
             return None;
@@ -261,56 +285,34 @@ impl Cycle {
         periods * self.counts[n] + partial
     }
 
-    /// The records of the `count` (at most one period) steps after phase `q`, per partition
-    /// in offset order, in the frame of the recorded cycle. Whole periods are kept for later
-    /// jumps (up to [`MAX_PATTERN_RECORDS`] records), partial ones computed each time.
-    fn pattern(&mut self, q: usize, count: u64) -> Vec<Pattern> {
-        if let Some(kept) = self.patterns.get(&q).filter(|_| count == self.len() as u64) {
-            return kept.clone();
+    /// Computes the period's records per partition (see `pattern`) if not yet done.
+    fn pattern(&mut self) {
+        if self.pattern.is_none() {
+            self.pattern = Some(self.period_records());
         }
-        let zero = LoopShift { offsets: vec![0; self.tps.len()], ..self.period.clone() };
-        let zero = LoopShift { time: SimTime::ZERO, cursor: 0, epoch: 0, ..zero };
-        let pattern: Vec<Pattern> = self
-            .notes(q, 0, count, &zero)
-            .into_iter()
-            .map(|(tp, first, arrivals, ends)| (tp, first, arrivals.into(), ends.into()))
-            .collect();
-        if count == self.len() as u64 {
-            let records: usize = pattern.iter().map(|p| p.3.len()).sum();
-            if self.pattern_records + records > MAX_PATTERN_RECORDS {
-                self.patterns.clear(); // Memory stays bounded; patterns are recomputed on use.
-                self.pattern_records = 0;
-            }
-            self.pattern_records += records;
-            self.patterns.insert(q, pattern.clone());
-        }
-        pattern
     }
 
-    /// The records of steps `from + 1 ..= from + count` after phase `q` of a member at
-    /// `S_q + shift`, per partition in offset order (they are contiguous per partition).
-    fn notes(&self, q: usize, from: u64, count: u64, shift: &LoopShift) -> Vec<Gathered> {
-        let n = self.len() as u64;
-        let mut by_tp: BTreeMap<Tp, Gathered> = BTreeMap::new();
-        let mut moved: Option<(u64, LoopShift)> = None;
-        for m in from + 1..=from + count {
-            let (wraps, phase) = ((q as u64 + m - 1) / n, (q as u64 + m - 1) % n + 1);
-            if moved.as_ref().is_none_or(|(w, _)| *w != wraps) {
-                moved = Some((wraps, shift.plus(&self.period, wraps)));
-            }
-            let (_, moved) = moved.as_ref().expect("set above");
-            for note in &self.snaps[phase as usize].processed {
+    /// The records of steps `1..=n` from phase 0, per partition in offset order (they are
+    /// contiguous per partition), in the frame of the recorded cycle.
+    fn period_records(&self) -> Vec<Pattern> {
+        let mut by_part: Vec<Option<Gathered>> = vec![None; self.tps.len()];
+        for snap in &self.snaps[1..] {
+            for note in &snap.processed {
                 let i = self.tps.binary_search(&note.0).expect("an owned partition");
-                let first = note.1.wrapping_add(moved.offsets[i]);
-                let acc = by_tp.entry(note.0).or_insert_with(|| (note.0, first, vec![], vec![]));
-                debug_assert_eq!(acc.1 + acc.3.len() as u64, first, "contiguous records");
+                let acc = by_part[i].get_or_insert_with(|| (note.0, note.1, vec![], vec![]));
+                debug_assert_eq!(acc.1 + acc.3.len() as u64, note.1, "contiguous records");
                 for (arrival, end) in note.2.pairs(0, note.2.len()) {
-                    acc.2.push(arrival + moved.time);
-                    acc.3.push(end + moved.time);
+                    acc.2.push(arrival);
+                    acc.3.push(end);
                 }
             }
         }
-        by_tp.into_values().collect()
+        let with_records = by_part.into_iter().enumerate();
+        with_records
+            .filter_map(|(i, g)| {
+                g.map(|(_, first, arrivals, ends)| (i, first, arrivals.into(), ends.into()))
+            })
+            .collect()
     }
 }
 
@@ -400,20 +402,7 @@ impl World<'_> {
             return false;
         }
         let n = cycle.len() as u64;
-        let periods = m / n;
-        // Whole periods as copies of the period's pattern, then the steps of the last partial
-        // period as one copy of theirs.
-        if periods > 0 {
-            self.emit_copies(slot, cycle, (q, n), shift, periods);
-        }
-        if m > periods * n {
-            self.emit_partial(
-                slot,
-                cycle,
-                (q, m - periods * n),
-                &shift.plus(&cycle.period, periods),
-            );
-        }
+        self.emit_stretch(slot, cycle, q, shift, m);
         let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);
         let total = shift.plus(&cycle.period, wraps);
         let target = &cycle.snaps[phase];
@@ -482,75 +471,54 @@ impl World<'_> {
         ok.then_some(out)
     }
 
-    /// Emits the records of the `steps.1` steps (less than a period) after phase `steps.0`,
-    /// for a member at `S_q + shift`: per partition, the first of the period's records.
-    fn emit_partial(
-        &mut self,
-        slot: usize,
-        cycle: &mut Cycle,
-        (q, r): (usize, u64),
-        shift: &LoopShift,
-    ) {
-        let n = cycle.len() as u64;
-        for (tp, first, arrivals, ends) in cycle.pattern(q, n) {
-            let i = cycle.tps.binary_search(&tp).expect("an owned partition");
-            let k = cycle.part_records(q, r as usize, i) as usize;
-            if k == 0 {
-                continue;
-            }
-            let moved = |times: &[SimTime]| times[..k].iter().map(|t| *t + shift.time).collect();
-            let times = RecordTimes::listed(moved(&arrivals), moved(&ends));
-            let first = first.wrapping_add(shift.offsets[i]);
-            let tp = self.member_partition(slot, i);
-            let part = self.parts.get_mut(tp).expect("known partition");
-            part.frontier = part.frontier.max(first + times.len());
-            self.observer.observe(Observation::Processed { tp, first, times });
-        }
-    }
-
     /// The partition in place `i` of `slot`'s partitions (where a cycle's partition `i` maps).
     fn member_partition(&self, slot: usize, i: usize) -> Tp {
         let consumer = self.slots[slot].consumer.as_ref();
         consumer.and_then(|c| c.owned_at(i)).expect("as many partitions as the cycle")
     }
 
-    /// Emits `repeats` copies, one period apart, of the records of the `steps.1` steps after
-    /// phase `steps.0`, the first copy for a member at `S_q + shift`.
-    fn emit_copies(
+    /// Emits the records of the `m` steps after phase `q` of a member at `S_q + shift`: per
+    /// partition, the stretch of the period's records (repeated period after period) that
+    /// starts after the records of steps `1..=q`.
+    fn emit_stretch(
         &mut self,
         slot: usize,
         cycle: &mut Cycle,
-        steps: (usize, u64),
+        q: usize,
         shift: &LoopShift,
-        repeats: u64,
+        m: u64,
     ) {
-        let period = cycle.period.time;
-        for (tp, first, arrivals, ends) in cycle.pattern(steps.0, steps.1) {
-            let recorded = &cycle.tps;
-            // The member's partition in the place of the recorded one.
-            let i = recorded.binary_search(&tp).expect("an owned partition");
-            let first = first.wrapping_add(shift.offsets[i]);
-            let copy = (arrivals, ends, shift.time);
-            let tp = self.member_partition(slot, i);
-            self.emit_periodic(tp, first, copy, period, repeats);
+        let n = cycle.len();
+        let (periods, rest) = (m / n as u64, (m % n as u64) as usize);
+        cycle.pattern();
+        let cycle = &*cycle;
+        let pattern = cycle.pattern.as_deref().expect("computed above");
+        for (i, first, arrivals, ends) in pattern {
+            let per_period = cycle.by_part[n][*i];
+            let count = periods * per_period + cycle.part_records(q, rest, *i);
+            if count == 0 {
+                continue;
+            }
+            debug_assert_eq!(
+                per_period, cycle.period.offsets[*i],
+                "a period reads what it processes"
+            );
+            let start = cycle.by_part[q][*i];
+            let tp = self.member_partition(slot, *i);
+            let first = first.wrapping_add(start).wrapping_add(shift.offsets[*i]);
+            let part = self.parts.get_mut(tp).expect("known partition");
+            part.frontier = part.frontier.max(first + count);
+            self.observer.observe(Observation::ProcessedPeriodic {
+                tp,
+                first,
+                arrivals: Arc::clone(arrivals),
+                ends: Arc::clone(ends),
+                start,
+                count,
+                shift: shift.time,
+                period: cycle.period.time,
+            });
         }
-    }
-
-    /// Frontier and observation of `repeats` copies of a pattern (arrivals, ends, and the
-    /// time they move by to the first copy).
-    fn emit_periodic(
-        &mut self,
-        tp: Tp,
-        first: u64,
-        (arrivals, ends, shift): (Arc<[SimTime]>, Arc<[SimTime]>, SimTime),
-        period: SimTime,
-        repeats: u64,
-    ) {
-        let part = self.parts.get_mut(tp).expect("known partition");
-        part.frontier = part.frontier.max(first + ends.len() as u64 * repeats);
-        let observation =
-            Observation::ProcessedPeriodic { tp, first, arrivals, ends, shift, period, repeats };
-        self.observer.observe(observation);
     }
 }
 
