@@ -209,9 +209,18 @@ struct Slot {
     cycles: Vec<cycle::Cycle>,
     /// Where the member stands on one of them, if known (`world/cycle.rs`).
     on_cycle: Option<cycle::OnCycle>,
+    /// The pending step at which a lookup found the member on none of them (valid like
+    /// `on_cycle`: until its steps run, it is taken back, or a cycle is added).
+    off_cycle: Option<lazy::LazyStep>,
 }
 
 impl Slot {
+    /// Forgets where the member stands on its cycles (its state or its cycles changed).
+    fn forget_cycle_position(&mut self) {
+        self.on_cycle = None;
+        self.off_cycle = None;
+    }
+
     fn alive(&self) -> bool {
         self.consumer.as_ref().is_some_and(|c| c.alive())
     }
@@ -857,6 +866,7 @@ impl<'o> World<'o> {
             wake,
             cycles: Vec::new(),
             on_cycle: None,
+            off_cycle: None,
         });
         index
     }
@@ -937,7 +947,7 @@ impl<'o> World<'o> {
         s.held.clear();
         s.disconnected = false;
         s.cycles.clear();
-        s.on_cycle = None;
+        s.forget_cycle_position();
         for id in s.timers.clone() {
             self.queue.cancel(id);
         }

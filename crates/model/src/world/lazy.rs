@@ -172,7 +172,7 @@ impl World<'_> {
         let Some(r) = recorder.as_mut() else { return false };
         let tps = snap.state.tps();
         let Some(cycle) = r.push(signature, snap, tps) else { return false };
-        self.slots[slot].on_cycle = None; // Cycle indices move.
+        self.slots[slot].forget_cycle_position(); // Cycle indices move.
         let cycles = &mut self.slots[slot].cycles;
         if cycles.len() >= MAX_CYCLES {
             cycles.remove(0);
@@ -226,7 +226,7 @@ impl World<'_> {
     /// Runs one aside step: the member's machine, then its `Processed` reports (returned too
     /// when `keep`).
     fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
-        self.slots[slot].on_cycle = None;
+        self.slots[slot].forget_cycle_position();
         let mut consumer = self.slots[slot].consumer.take().expect("an aside member is alive");
         let conn = consumer.conn();
         let mut out = ConsumerOutbox::default();
@@ -311,7 +311,7 @@ impl World<'_> {
 
     /// Puts the pending step of `slot` back in the queue (as of when it was armed).
     pub(super) fn take_back(&mut self, slot: usize) {
-        self.slots[slot].on_cycle = None;
+        self.slots[slot].forget_cycle_position();
         let Some(step) = self.slots[slot].lazy.take() else { return };
         let Some(conn) = self.slots[slot].consumer.as_ref().map(|c| c.conn()) else { return };
         let id = self.slots[slot].timers[step.timer.slot()];
