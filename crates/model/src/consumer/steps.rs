@@ -73,16 +73,11 @@ impl Consumer {
 
     /// Per owned partition with a position, the next offset it will process: the first of
     /// its records in the batch in progress, else its fetch position.
-    pub fn next_unprocessed(&self) -> Vec<(Tp, u64)> {
-        self.owned
-            .iter()
-            .filter(|(_, p)| **p != NO_POSITION)
-            .map(|(tp, p)| {
-                let in_batch =
-                    self.batch.as_ref().and_then(|b| b.parts.iter().find(|x| x.0 == *tp));
-                (*tp, in_batch.map_or(*p, |x| x.1))
-            })
-            .collect()
+    pub fn next_unprocessed(&self) -> impl Iterator<Item = (Tp, u64)> + '_ {
+        self.owned.iter().filter(|(_, p)| **p != NO_POSITION).map(|(tp, p)| {
+            let in_batch = self.batch.as_ref().and_then(|b| b.parts.iter().find(|x| x.0 == *tp));
+            (*tp, in_batch.map_or(*p, |x| x.1))
+        })
     }
 
     /// The `max.poll.interval.ms` timer of the batch in progress: the timer, when it expires,

@@ -15,6 +15,7 @@
 //! Simplifications: a new member gets its id at once (no MEMBER_ID_REQUIRED round trip); a
 //! known member's JoinGroup always starts a rebalance outside PreparingRebalance.
 
+use crate::tp_table::TpTable;
 use crate::types::{
     Conn, JoinMeta, JoinOk, LeaveReason, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator,
     ToMember, Tp,
@@ -176,7 +177,7 @@ pub struct ClassicCoordinator {
     members: BTreeMap<MemberId, CMember>,
     leader: Option<MemberId>,
     assignment: BTreeMap<MemberId, Vec<Tp>>,
-    committed: BTreeMap<Tp, u64>,
+    committed: TpTable<u64>,
     partition_counts: Vec<u32>,
     join_epoch: u64,
     initial_delay: Option<InitialDelay>,
@@ -193,7 +194,7 @@ impl ClassicCoordinator {
             members: BTreeMap::new(),
             leader: None,
             assignment: BTreeMap::new(),
-            committed: BTreeMap::new(),
+            committed: TpTable::default(),
             partition_counts,
             join_epoch: 0,
             initial_delay: None,
@@ -218,7 +219,7 @@ impl ClassicCoordinator {
 
     /// The committed offset of `tp`, if any.
     pub fn committed(&self, tp: Tp) -> Option<u64> {
-        self.committed.get(&tp).copied()
+        self.committed.get(tp).copied()
     }
 
     /// Number of members.
@@ -287,7 +288,9 @@ impl ClassicCoordinator {
             }) => {
                 let ok = self.commit_allowed(member_id.as_deref(), generation);
                 if ok {
-                    self.committed.extend(offsets);
+                    for (tp, offset) in offsets {
+                        *self.committed.get_or_insert_with(tp, || offset) = offset;
+                    }
                 }
                 out.send((conn, ToMember::Commit { request, ok }));
             }
@@ -552,7 +555,7 @@ impl ClassicCoordinator {
             return;
         }
         let assigned = self.assignment.get(id).cloned().unwrap_or_default();
-        let committed = assigned.iter().map(|tp| (*tp, self.committed.get(tp).copied()));
+        let committed = assigned.iter().map(|tp| (*tp, self.committed.get(*tp).copied()));
         let ok = SyncOk { generation: self.generation, committed: committed.collect(), assigned };
         out.send((m.conn, ToMember::Sync(Ok(ok))));
         m.awaiting_sync = false;

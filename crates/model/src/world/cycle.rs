@@ -394,7 +394,6 @@ impl World<'_> {
         let consumer = self.slots[slot].consumer.as_ref()?;
         let fresh = consumer
             .next_unprocessed()
-            .into_iter()
             .all(|(tp, offset)| self.parts.get(tp).is_some_and(|p| offset >= p.frontier));
         if !fresh {
             return None;
