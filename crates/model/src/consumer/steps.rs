@@ -231,6 +231,28 @@ impl Consumer {
         self.batch = batch;
     }
 
+    /// The shift from `from` (an earlier state of this member's cycle, last poll at
+    /// `from_at`) to the state now: `LoopShift::between(from, from_at, &self.loop_state(),
+    /// self.last_poll())` without copying the state.
+    pub fn shift_since(&self, from: &LoopState, from_at: SimTime) -> LoopShift {
+        LoopShift {
+            time: self.last_poll - from_at,
+            offsets: self
+                .owned
+                .values()
+                .zip(&from.positions)
+                .map(|(t, f)| t.wrapping_sub(f.1))
+                .collect(),
+            cursor: self.cursor.wrapping_sub(from.cursor),
+            epoch: self.epoch.wrapping_sub(from.epoch),
+        }
+    }
+
+    /// Partitions owned.
+    pub fn owned_len(&self) -> usize {
+        self.owned.len()
+    }
+
     /// When `poll()` last ran.
     pub fn last_poll(&self) -> SimTime {
         self.last_poll

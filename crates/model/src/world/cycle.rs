@@ -13,7 +13,7 @@
 
 use super::lazy::LazyStep;
 use super::World;
-use crate::consumer::{ConsumerTimer, LoopShift, LoopState};
+use crate::consumer::{Consumer, ConsumerTimer, LoopShift, LoopState};
 use crate::observe::Observation;
 use crate::records::RecordTimes;
 use crate::types::Tp;
@@ -186,20 +186,15 @@ impl Cycle {
         base + SimTime::from_nanos(self.period.time.as_nanos() * wraps)
     }
 
-    /// The phase of a member in loop state `state` (with `signature`, last poll at `at`) on
-    /// this cycle, and its shift from the recorded state of that phase.
-    fn locate(
-        &self,
-        signature: &[i64],
-        state: &LoopState,
-        at: SimTime,
-    ) -> Option<(usize, LoopShift)> {
+    /// The phase of a member in loop state `consumer` (with `signature`) on this cycle, and
+    /// its shift from the recorded state of that phase.
+    fn locate(&self, signature: &[i64], consumer: &Consumer) -> Option<(usize, LoopShift)> {
         let q = *self.phases.get(signature)?;
         let base = &self.snaps[q].state;
-        if state.len() != self.tps.len() || at < base.last_poll() {
+        if consumer.owned_len() != self.tps.len() || consumer.last_poll() < base.last_poll() {
             return None;
         }
-        Some((q, LoopShift::between(base, base.last_poll(), state, at)))
+        Some((q, consumer.shift_since(base, base.last_poll())))
     }
 
     /// How many steps from phase `q` fit in `bound` (at most [`MAX_JUMP_PERIODS`] periods).
@@ -283,46 +278,62 @@ impl World<'_> {
     /// Jumps `slot` along its cycle as far as `bound` allows; true if it moved. `known`: the
     /// member's position, if already computed.
     pub(super) fn jump(&mut self, slot: usize, bound: Bound, known: Option<Position>) -> bool {
-        let Some(OnCycle { cycle: index, q, shift, .. }) = self.on_cycle(slot, known) else {
+        if !self.on_cycle(slot, known) {
             return false;
-        };
+        }
+        let OnCycle { cycle: index, q, shift, .. } =
+            self.slots[slot].on_cycle.clone().expect("found above");
         let mut cycles = std::mem::take(&mut self.slots[slot].cycles);
         let moved = self.jump_along(slot, &mut cycles[index], index, q, &shift, bound);
         self.slots[slot].cycles = cycles;
         moved
     }
 
-    /// Where `slot` stands on one of its cycles, if it does: the position kept by the last
-    /// jump or lookup while the pending step is unchanged, else looked up (and kept).
-    fn on_cycle(&mut self, slot: usize, known: Option<Position>) -> Option<OnCycle> {
-        if self.slots[slot].cycles.is_empty() {
-            return None;
-        }
-        let step = self.slots[slot].lazy?;
-        if let Some(kept) = self.slots[slot].on_cycle.as_ref().filter(|p| p.step == step) {
-            let kept = kept.clone();
-            debug_assert!(
-                self.locate(slot, step, None)
-                    .is_some_and(|p| (p.cycle, p.q, &p.shift) == (kept.cycle, kept.q, &kept.shift)),
-                "the kept cycle position of slot {slot} is stale"
-            );
-            return Some(kept);
+    /// Whether `slot` stands on one of its cycles; if it does, `Slot::on_cycle` says where:
+    /// the position kept by the last jump or lookup while the pending step is unchanged, else
+    /// looked up (and kept).
+    fn on_cycle(&mut self, slot: usize, known: Option<Position>) -> bool {
+        let Some(step) = self.slots[slot].lazy.filter(|_| !self.slots[slot].cycles.is_empty())
+        else {
+            return false;
+        };
+        if self.slots[slot].on_cycle.as_ref().is_some_and(|p| p.step == step) {
+            #[cfg(debug_assertions)]
+            self.check_kept_position(slot, step);
+            return true;
         }
         if self.slots[slot].off_cycle == Some(step) {
             debug_assert!(
                 self.locate(slot, step, None).is_none(),
                 "slot {slot}, known to be on none of its cycles, is on one"
             );
-            return None;
+            return false;
         }
         let found = self.locate(slot, step, known);
         self.slots[slot].off_cycle = if found.is_none() { Some(step) } else { None };
-        self.slots[slot].on_cycle = found.clone();
-        found
+        self.slots[slot].on_cycle = found;
+        self.slots[slot].on_cycle.is_some()
+    }
+
+    /// Debug builds: the kept position of `slot` is the one a fresh lookup finds.
+    #[cfg(debug_assertions)]
+    fn check_kept_position(&mut self, slot: usize, step: LazyStep) {
+        let kept = self.slots[slot].on_cycle.clone().expect("a kept position");
+        let fresh = self.locate(slot, step, None);
+        assert!(
+            fresh.is_some_and(|p| (p.cycle, p.q, &p.shift) == (kept.cycle, kept.q, &kept.shift)),
+            "the kept cycle position of slot {slot} is stale"
+        );
+    }
+
+    /// The cycle, phase and shift of `slot`'s kept position (after [`World::on_cycle`]).
+    fn kept_position(&self, slot: usize) -> Option<(&Cycle, usize, &LoopShift)> {
+        let p = self.slots[slot].on_cycle.as_ref()?;
+        Some((&self.slots[slot].cycles[p.cycle], p.q, &p.shift))
     }
 
     /// The loop state of `slot` when its coming steps may repeat: its signature, the state
-    /// and the time of its last poll.
+    /// and the time of its last poll (debug builds check known positions with it).
     fn loop_position(&mut self, slot: usize) -> Option<(Vec<i64>, LoopState, SimTime)> {
         let step = self.slots[slot].lazy?;
         let signature = self.signature(slot, step)?;
@@ -330,11 +341,11 @@ impl World<'_> {
         Some((signature, consumer.loop_state(), consumer.last_poll()))
     }
 
-    /// Looks `slot` (with pending step `step`) up on its cycles, at position `known` if given
-    /// (debug builds check it against a fresh computation).
+    /// Looks `slot` (with pending step `step`) up on its cycles, with the signature of
+    /// position `known` if given (debug builds check it against a fresh computation).
     fn locate(&mut self, slot: usize, step: LazyStep, known: Option<Position>) -> Option<OnCycle> {
         let computed;
-        let (signature, state) = match known {
+        let signature = match known {
             Some(Position { signature, state }) => {
                 debug_assert!(
                     self.loop_position(slot).is_some_and(|(s, st, at)| {
@@ -344,16 +355,16 @@ impl World<'_> {
                     }),
                     "the known position of slot {slot} is stale"
                 );
-                (signature, state)
+                signature
             }
             None => {
-                computed = self.loop_position(slot)?;
-                (&computed.0[..], &computed.1)
+                computed = self.signature(slot, step)?;
+                &computed[..]
             }
         };
-        let at = state.last_poll();
+        let consumer = self.slots[slot].consumer.as_ref()?;
         self.slots[slot].cycles.iter().enumerate().find_map(|(cycle, c)| {
-            let (q, shift) = c.locate(signature, state, at)?;
+            let (q, shift) = c.locate(signature, consumer)?;
             Some(OnCycle { cycle, q, shift, step })
         })
     }
@@ -398,9 +409,11 @@ impl World<'_> {
         if !fresh {
             return None;
         }
-        let OnCycle { cycle, q, shift, .. } = self.on_cycle(slot, None)?;
-        let cycle = &self.slots[slot].cycles[cycle];
-        Some(cycle.record_count(q, cycle.steps_within(q, &shift, bound)))
+        if !self.on_cycle(slot, None) {
+            return None;
+        }
+        let (cycle, q, shift) = self.kept_position(slot)?;
+        Some(cycle.record_count(q, cycle.steps_within(q, shift, bound)))
     }
 
     /// Whether `slot`, on a known cycle, is busy with a batch once its steps due by `now`
@@ -413,13 +426,13 @@ impl World<'_> {
         if !self.periodic || consumer.in_full_batch() || !self.step_stays_quiet(slot, now) {
             return false;
         }
-        let Some(OnCycle { cycle, q, shift, .. }) = self.on_cycle(slot, None) else {
+        if !self.on_cycle(slot, None) {
             return false;
-        };
-        let cycle = &self.slots[slot].cycles[cycle];
+        }
+        let Some((cycle, q, shift)) = self.kept_position(slot) else { return false };
         let bound = Bound { until: now, inclusive: true, loud };
-        let m = cycle.steps_within(q, &shift, bound);
-        if bound.admits(cycle.step_time(q, m + 1, &shift)) {
+        let m = cycle.steps_within(q, shift, bound);
+        if bound.admits(cycle.step_time(q, m + 1, shift)) {
             return false; // The jump would stop short of `now`.
         }
         let phase = (q as u64 + m) % cycle.len() as u64;
