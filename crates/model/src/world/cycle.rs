@@ -18,7 +18,7 @@ use crate::observe::Observation;
 use crate::records::RecordTimes;
 use crate::types::Tp;
 use sim_core::SimTime;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Records processed at one step: partition, first offset, times.
@@ -52,8 +52,10 @@ pub(super) struct Cycle {
     period: LoopShift,
     /// The member's partitions, in owned order (the offsets of a shift follow it).
     tps: Vec<Tp>,
-    /// Signature -> phase (`0..n`).
-    phases: BTreeMap<Vec<i64>, usize>,
+    /// The signature of each phase (`0..n`).
+    signatures: Vec<Vec<i64>>,
+    /// (signature hash, phase), sorted: a lookup compares hashes, then one signature.
+    phases: Vec<(u64, usize)>,
     /// The records of the period from phase 0, per partition with records, in the frame of
     /// the recorded cycle (computed on first use). A jump from any phase emits a stretch of
     /// their cyclic repetition.
@@ -80,7 +82,8 @@ pub(super) struct OnCycle {
 pub(super) struct Recorder {
     snaps: Vec<Snapshot>,
     signatures: Vec<Vec<i64>>,
-    seen: BTreeMap<Vec<i64>, usize>,
+    /// (signature hash, index in `signatures`).
+    seen: BTreeSet<(u64, usize)>,
 }
 
 /// Whole periods one jump may cover (a bound for the search, far above any catch-up's reach).
@@ -92,6 +95,24 @@ const SIGNATURE_CAPACITY: usize = 64;
 
 /// Snapshots kept per catch-up while looking for a cycle.
 const MAX_RECORDED: usize = 256;
+
+/// A hash of a signature (FxHash's mixing step: deterministic, a few cycles per word): a
+/// lookup compares one word per entry, then one whole signature.
+fn signature_hash(signature: &[i64]) -> u64 {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    signature
+        .iter()
+        .fold(signature.len() as u64, |h, &w| (h.rotate_left(5) ^ w as u64).wrapping_mul(SEED))
+}
+
+/// The first index recorded under `hash` in `seen` that `matches`.
+fn find_hashed(
+    seen: &BTreeSet<(u64, usize)>,
+    hash: u64,
+    matches: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    seen.range((hash, 0)..=(hash, usize::MAX)).map(|&(_, i)| i).find(|&i| matches(i))
+}
 
 /// Per step `k` of a period (snapshots `1..=k`), the records processed per partition, summed.
 fn records_by_part(snaps: &[Snapshot], tps: &[Tp]) -> Vec<Vec<u64>> {
@@ -117,13 +138,17 @@ impl Recorder {
 
     /// Adds the state after a step; returns the cycle if its signature was seen before.
     pub fn push(&mut self, signature: Vec<i64>, snap: Snapshot, tps: Vec<Tp>) -> Option<Cycle> {
-        if let Some(&start) = self.seen.get(&signature) {
+        let hash = signature_hash(&signature);
+        if let Some(start) = find_hashed(&self.seen, hash, |i| self.signatures[i] == signature) {
             let at = |s: &Snapshot| s.state.last_poll();
             let from = &self.snaps[start];
             let period = LoopShift::between(&from.state, at(from), &snap.state, at(&snap));
             let mut snaps: Vec<Snapshot> = self.snaps[start..].to_vec();
             snaps.push(snap);
-            let phases = self.signatures[start..].iter().cloned().zip(0..).collect();
+            let signatures = self.signatures.split_off(start);
+            let mut phases: Vec<(u64, usize)> =
+                signatures.iter().map(|s| signature_hash(s)).zip(0..).collect();
+            phases.sort_unstable();
             let counts = std::iter::once(0)
                 .chain(snaps[1..].iter().scan(0, |sum, snap| {
                     *sum += snap.processed.iter().map(|p| p.2.len()).sum::<u64>();
@@ -131,10 +156,20 @@ impl Recorder {
                 }))
                 .collect();
             let by_part = records_by_part(&snaps, &tps);
-            return Some(Cycle { snaps, period, tps, phases, pattern: None, counts, by_part });
+            let pattern = None;
+            return Some(Cycle {
+                snaps,
+                period,
+                tps,
+                signatures,
+                phases,
+                pattern,
+                counts,
+                by_part,
+            });
         }
         if self.snaps.len() < MAX_RECORDED {
-            self.seen.insert(signature.clone(), self.snaps.len());
+            self.seen.insert((hash, self.snaps.len()));
             self.signatures.push(signature);
             self.snaps.push(snap);
         }
@@ -189,7 +224,10 @@ impl Cycle {
     /// The phase of a member in loop state `consumer` (with `signature`) on this cycle, and
     /// its shift from the recorded state of that phase.
     fn locate(&self, signature: &[i64], consumer: &Consumer) -> Option<(usize, LoopShift)> {
-        let q = *self.phases.get(signature)?;
+        let hash = signature_hash(signature);
+        let from = self.phases.partition_point(|&(h, _)| h < hash);
+        let same_hash = self.phases[from..].iter().take_while(|&&(h, _)| h == hash);
+        let q = same_hash.map(|&(_, q)| q).find(|&q| self.signatures[q] == signature)?;
         let base = &self.snaps[q].state;
         if consumer.owned_len() != self.tps.len() || consumer.last_poll() < base.last_poll() {
             return None;
