@@ -119,6 +119,22 @@ impl PartitionIndex {
         (self.offsets.partition_point(|&o| o <= idx) - 1) as u32
     }
 
+    /// The partitions at ascending global indices `sorted` (the topic found by walking the
+    /// offsets once, not by a search per index).
+    pub(crate) fn tps_of_sorted(&self, sorted: &[usize]) -> Vec<Tp> {
+        let mut topic = 0;
+        let offsets = &self.offsets;
+        sorted
+            .iter()
+            .map(|&idx| {
+                while offsets[topic + 1] <= idx {
+                    topic += 1;
+                }
+                Tp { topic: topic as u32, partition: (idx - offsets[topic]) as u32 }
+            })
+            .collect()
+    }
+
     /// The partition at a global index.
     pub(crate) fn tp(&self, idx: usize) -> Tp {
         let topic = self.topic_of(idx);
@@ -182,7 +198,7 @@ pub(crate) fn to_assignment(ix: &PartitionIndex, per_member: Vec<Vec<usize>>) ->
         .into_iter()
         .map(|mut list| {
             list.sort_unstable();
-            list.into_iter().map(|idx| ix.tp(idx)).collect()
+            ix.tps_of_sorted(&list)
         })
         .collect();
     GroupAssignment { partitions }
@@ -200,6 +216,7 @@ pub(crate) fn server_current(
     let mut taken = vec![false; ix.total()];
     let mut current = vec![Vec::new(); input.members.len()];
     for &m in order {
+        current[m].reserve_exact(input.members[m].owned.len());
         for &tp in &input.members[m].owned {
             let Some(idx) = ix.index(tp) else { continue };
             if subs.has(m, tp.topic) && !taken[idx] {

@@ -49,7 +49,8 @@ fn homogeneous(
     let total: usize = topics.iter().map(|&t| ix.range(t).len()).sum();
     let min_quota = total / n;
     let mut extras = total % n;
-    let mut per_member = vec![Vec::new(); n];
+    let mut per_member: Vec<Vec<usize>> =
+        (0..n).map(|_| Vec::with_capacity(min_quota + 1)).collect();
     let mut assigned = vec![false; ix.total()];
     // Members with their remaining count to reach min, in insertion order.
     let mut unfilled: Vec<(usize, usize)> = Vec::new();

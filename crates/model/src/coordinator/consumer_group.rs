@@ -122,6 +122,9 @@ struct CgMember {
     revoking: BTreeSet<Tp>,
     rebalance_timeout: SimTime,
     left_static: bool,
+    /// Its partitions in the target assignment, sorted (kept with the member: a map of
+    /// targets by member id was rebuilt, ids copied, at every epoch bump).
+    target: Vec<Tp>,
 }
 
 /// The KIP-848 coordinator of one group.
@@ -130,9 +133,6 @@ pub struct ConsumerGroupCoordinator {
     params: CgParams,
     group_epoch: i32,
     members: BTreeMap<MemberId, CgMember>,
-    /// Each member's target partitions, sorted (a set per member cost a tree per member at
-    /// each epoch bump: a third of the KIP-848 run of the 1,000-member benchmark).
-    target: BTreeMap<MemberId, Vec<Tp>>,
     /// Committed offsets (a dense table: every heartbeat response reads the member's).
     committed: TpTable<u64>,
     partition_counts: Vec<u32>,
@@ -149,7 +149,6 @@ impl ConsumerGroupCoordinator {
             params,
             group_epoch: 0,
             members: BTreeMap::new(),
-            target: BTreeMap::new(),
             committed: TpTable::default(),
             partition_counts,
             next_seq: 0,
@@ -271,6 +270,7 @@ impl ConsumerGroupCoordinator {
             revoking: BTreeSet::new(),
             rebalance_timeout: hb.rebalance_timeout,
             left_static: false,
+            target: Vec::new(),
         };
         self.members.insert(id.clone(), member);
         self.bump(now, "join", rng, out);
@@ -288,9 +288,6 @@ impl ConsumerGroupCoordinator {
         self.next_seq += 1;
         let member = self.members.remove(old).expect("static member present");
         self.members.insert(id.clone(), member);
-        if let Some(target) = self.target.remove(old) {
-            self.target.insert(id.clone(), target);
-        }
         id
     }
 
@@ -349,18 +346,18 @@ impl ConsumerGroupCoordinator {
 
     /// AK `CurrentAssignmentBuilder`: moves member `id` towards its target.
     fn reconcile(&mut self, now: SimTime, id: &str, out: &mut CgOutbox) {
-        let m = &self.members[id];
+        let epoch = self.group_epoch;
+        let m = self.members.get_mut(id).expect("known member");
         if !m.revoking.is_empty() {
             return; // Still UNREVOKED_PARTITIONS.
         }
-        if m.state == MemberState::Stable && m.epoch == self.group_epoch {
+        if m.state == MemberState::Stable && m.epoch == epoch {
             return;
         }
-        let target = self.target.get(id).map_or(&[][..], Vec::as_slice);
+        let target = &m.target;
         let in_target = |tp: &Tp| target.binary_search(tp).is_ok();
         let revoke: BTreeSet<Tp> = m.assigned.iter().filter(|tp| !in_target(tp)).copied().collect();
         if !revoke.is_empty() {
-            let m = self.members.get_mut(id).expect("known member");
             m.assigned.retain(in_target);
             m.revoking = revoke;
             m.state = MemberState::UnrevokedPartitions;
@@ -368,10 +365,8 @@ impl ConsumerGroupCoordinator {
             out.arm(timer, now + m.rebalance_timeout);
             return;
         }
-        let epoch = self.group_epoch;
-        let m = self.members.get_mut(id).expect("known member");
         let mut unreleased = false;
-        for &tp in target {
+        for &tp in &m.target {
             // Its revocations are acknowledged, so a held partition not assigned to it is
             // held by another member.
             if m.assigned.contains(&tp) {
@@ -418,7 +413,6 @@ impl ConsumerGroupCoordinator {
         for tp in m.assigned.iter().chain(m.revoking.iter()) {
             self.held.remove(tp);
         }
-        self.target.remove(id);
         out.cancel(CgTimer::Session(id.to_string()));
         out.cancel(CgTimer::Rebalance { member: id.to_string(), epoch: m.epoch });
         out.note(CgNote::Removed { conn: m.conn });
@@ -430,12 +424,16 @@ impl ConsumerGroupCoordinator {
     fn bump(&mut self, _now: SimTime, trigger: &'static str, rng: &mut SimRng, out: &mut CgOutbox) {
         self.group_epoch += 1;
         out.note(CgNote::EpochBumped { epoch: self.group_epoch, trigger });
-        self.target = self.compute_target(rng);
+        let targets = self.compute_target(rng);
+        for (m, target) in self.members.values_mut().zip(targets) {
+            m.target = target;
+        }
     }
 
-    fn compute_target(&self, rng: &mut SimRng) -> BTreeMap<MemberId, Vec<Tp>> {
+    /// The target partitions of each member (in member-id order), sorted.
+    fn compute_target(&self, rng: &mut SimRng) -> Vec<Vec<Tp>> {
         if self.members.is_empty() {
-            return BTreeMap::new();
+            return Vec::new();
         }
         let topics: Vec<Topic> = self
             .partition_counts
@@ -452,19 +450,18 @@ impl ConsumerGroupCoordinator {
                 id: id.clone(),
                 group_instance_id: m.instance_id.clone(),
                 topics: all_topics.clone(),
-                owned: m.assigned.iter().chain(m.revoking.iter()).copied().collect(),
+                owned: held_list(&m.assigned, &m.revoking),
                 generation: m.epoch,
                 ..Member::default()
             })
             .collect();
         let input = GroupInput { topics, members, source_count: None };
         let result = assignors::assign(self.params.assignor, &input, rng);
-        let ids = input.members.iter().map(|m| m.id.clone());
         let sorted = result.partitions.into_iter().map(|mut p| {
             p.sort_unstable();
             p
         });
-        ids.zip(sorted).collect()
+        sorted.collect()
     }
 
     /// Each member's address and the partitions the coordinator has given it (sorted).
@@ -489,6 +486,13 @@ impl ConsumerGroupCoordinator {
         }
         assert!(seen.keys().eq(self.held.iter()), "the index of held partitions is stale");
     }
+}
+
+/// The partitions a member holds: its assigned ones, then those it is still revoking.
+fn held_list(assigned: &BTreeSet<Tp>, revoking: &BTreeSet<Tp>) -> Vec<Tp> {
+    let mut held = Vec::with_capacity(assigned.len() + revoking.len());
+    held.extend(assigned.iter().chain(revoking.iter()).copied());
+    held
 }
 
 #[cfg(test)]
