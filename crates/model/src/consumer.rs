@@ -473,9 +473,9 @@ impl Consumer {
         self.owned.keys().copied().collect()
     }
 
-    /// The `i`-th partition owned now (in partition order).
-    pub fn owned_at(&self, i: usize) -> Option<Tp> {
-        self.owned.keys().nth(i).copied()
+    /// The partitions owned, in order.
+    pub fn owned_partitions(&self) -> impl Iterator<Item = Tp> + '_ {
+        self.owned.keys().copied()
     }
 
     /// Whether the partitions owned now are exactly `tps`.

@@ -493,12 +493,6 @@ impl World<'_> {
         ok.then_some(out)
     }
 
-    /// The partition in place `i` of `slot`'s partitions (where a cycle's partition `i` maps).
-    fn member_partition(&self, slot: usize, i: usize) -> Tp {
-        let consumer = self.slots[slot].consumer.as_ref();
-        consumer.and_then(|c| c.owned_at(i)).expect("as many partitions as the cycle")
-    }
-
     /// Emits the records of the `m` steps after phase `q` of a member at `S_q + shift`: per
     /// partition, the stretch of the period's records (repeated period after period) that
     /// starts after the records of steps `1..=q`.
@@ -515,6 +509,10 @@ impl World<'_> {
         cycle.pattern();
         let cycle = &*cycle;
         let pattern = cycle.pattern.as_deref().expect("computed above");
+        let consumer = self.slots[slot].consumer.as_ref().expect("an aside member is alive");
+        // The member's partitions in the places of the recorded ones (the pattern follows
+        // the places in order).
+        let mut places = consumer.owned_partitions().enumerate();
         for (i, first, arrivals, ends) in pattern {
             let per_period = cycle.by_part[n][*i];
             let count = periods * per_period + cycle.part_records(q, rest, *i);
@@ -526,7 +524,8 @@ impl World<'_> {
                 "a period reads what it processes"
             );
             let start = cycle.by_part[q][*i];
-            let tp = self.member_partition(slot, *i);
+            let tp =
+                places.find(|(place, _)| place == i).expect("as many partitions as the cycle").1;
             let first = first.wrapping_add(start).wrapping_add(shift.offsets[*i]);
             let part = self.parts.get_mut(tp).expect("known partition");
             part.frontier = part.frontier.max(first + count);
