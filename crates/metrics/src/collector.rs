@@ -813,6 +813,23 @@ mod tests {
         assert_eq!(owners, vec!["m0", "m1"]);
     }
 
+    /// A partition whose offsets 0..5 were processed once (latency 50 ms), then `deliveries`,
+    /// then the end (20 produced).
+    fn folded_after_five(deliveries: Vec<Observation>) -> Collector {
+        let mut c = consuming_partition(1_000);
+        c.observe(processed(0, 0, 5, 0, 50));
+        for delivery in deliveries {
+            c.observe(delivery);
+        }
+        c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 20)], events: 1 });
+        c
+    }
+
+    /// One `Processed` observation of records `first..` with these times.
+    fn listed(first: u64, arrivals: Vec<SimTime>, ends: Vec<SimTime>) -> Observation {
+        Observation::Processed { tp: tp(0), first, times: RecordTimes::listed(arrivals, ends) }
+    }
+
     #[test]
     fn periodic_deliveries_fold_like_their_copies() {
         // A 3-record pattern (latencies 1, 2 and 4 ms), 4 copies 30 ms apart, after offsets
@@ -821,31 +838,19 @@ mod tests {
         // 3 x 1 ms, 3 x 2 ms. The same fold as the 4 copies observed one by one.
         let arrivals = vec![s(100), s(110), s(120)];
         let ends = vec![s(101), s(112), s(124)];
-        let fold = |periodic: bool| {
-            let mut c = consuming_partition(1_000);
-            c.observe(processed(0, 0, 5, 0, 50));
-            if periodic {
-                c.observe(Observation::ProcessedPeriodic {
-                    tp: tp(0),
-                    first: 3,
-                    arrivals: arrivals.iter().map(|t| *t - s(100)).collect(),
-                    ends: ends.iter().map(|t| *t - s(100)).collect(),
-                    start: 0,
-                    count: 12,
-                    shift: s(100),
-                    period: s(30),
-                });
-            } else {
-                for j in 0..4u64 {
-                    let at = |v: &Vec<SimTime>| v.iter().map(|t| *t + s(30 * j)).collect();
-                    let times = RecordTimes::listed(at(&arrivals), at(&ends));
-                    c.observe(Observation::Processed { tp: tp(0), first: 3 + 3 * j, times });
-                }
-            }
-            c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 20)], events: 1 });
-            c
-        };
-        let (a, b) = (fold(true), fold(false));
+        let a = folded_after_five(vec![Observation::ProcessedPeriodic {
+            tp: tp(0),
+            first: 3,
+            arrivals: arrivals.iter().map(|t| *t - s(100)).collect(),
+            ends: ends.iter().map(|t| *t - s(100)).collect(),
+            start: 0,
+            count: 12,
+            shift: s(100),
+            period: s(30),
+        }]);
+        let at = |v: &Vec<SimTime>, j: u64| v.iter().map(|t| *t + s(30 * j)).collect();
+        let copies = (0..4u64).map(|j| listed(3 + 3 * j, at(&arrivals, j), at(&ends, j)));
+        let b = folded_after_five(copies.collect());
         assert_eq!(a.e2e_us, b.e2e_us);
         assert_eq!(a.e2e_max_us, 50_000); // The first delivery: 50 ms.
         assert_eq!(a.e2e_us.len(), 5 + 10);
@@ -865,33 +870,23 @@ mod tests {
         // 1 ms). Offsets 0..5 were processed before, so all 5 are new.
         let arrivals = vec![s(0), s(10), s(20)];
         let ends = vec![s(1), s(12), s(24)];
-        let fold = |periodic: bool| {
-            let mut c = consuming_partition(1_000);
-            c.observe(processed(0, 0, 5, 0, 50));
-            if periodic {
-                c.observe(Observation::ProcessedPeriodic {
-                    tp: tp(0),
-                    first: 7,
-                    arrivals: arrivals.clone().into(),
-                    ends: ends.clone().into(),
-                    start: 2,
-                    count: 5,
-                    shift: s(200),
-                    period: s(30),
-                });
-            } else {
-                // (pattern record, copy) of each record.
-                let records = [(2usize, 0u64), (0, 1), (1, 1), (2, 1), (0, 2)];
-                for (j, (k, w)) in records.into_iter().enumerate() {
-                    let copy = s(200 + 30 * w);
-                    let times = RecordTimes::listed(vec![arrivals[k] + copy], vec![ends[k] + copy]);
-                    c.observe(Observation::Processed { tp: tp(0), first: 7 + j as u64, times });
-                }
-            }
-            c.observe(Observation::End { at: s(1_000), produced: vec![(tp(0), 20)], events: 1 });
-            c
-        };
-        let (a, b) = (fold(true), fold(false));
+        let a = folded_after_five(vec![Observation::ProcessedPeriodic {
+            tp: tp(0),
+            first: 7,
+            arrivals: arrivals.clone().into(),
+            ends: ends.clone().into(),
+            start: 2,
+            count: 5,
+            shift: s(200),
+            period: s(30),
+        }]);
+        // (pattern record, copy) of each record.
+        let records = [(2usize, 0u64), (0, 1), (1, 1), (2, 1), (0, 2)];
+        let one_by_one = records.into_iter().enumerate().map(|(j, (k, w))| {
+            let copy = s(200 + 30 * w);
+            listed(7 + j as u64, vec![arrivals[k] + copy], vec![ends[k] + copy])
+        });
+        let b = folded_after_five(one_by_one.collect());
         assert_eq!(a.e2e_us, b.e2e_us);
         assert_eq!(a.e2e_us.count_at(4_000), 2);
         assert_eq!(a.e2e_us.count_at(1_000), 2);
