@@ -556,3 +556,27 @@ fn shift_step(step: LazyStep, shift: &LoopShift) -> LazyStep {
     };
     LazyStep { at: step.at + shift.time, timer, armed: step.armed + shift.time }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hash_collision_still_finds_the_equal_signature() {
+        // Two recorded signatures filed under one hash (a collision, forced): the lookup
+        // compares each with the wanted one and finds index 1, not the first filed.
+        let signatures = [vec![1_i64, 2, 3], vec![4_i64, 5, 6]];
+        let seen: BTreeSet<(u64, usize)> = [(7, 0), (7, 1), (9, 2)].into_iter().collect();
+        let wanted = [4_i64, 5, 6];
+        let found = find_hashed(&seen, 7, |i| signatures[i] == wanted);
+        assert_eq!(found, Some(1));
+        assert_eq!(find_hashed(&seen, 8, |_| true), None);
+    }
+
+    #[test]
+    fn equal_signatures_hash_equal_and_order_matters() {
+        assert_eq!(signature_hash(&[1, 2, 3]), signature_hash(&[1, 2, 3]));
+        assert_ne!(signature_hash(&[1, 2, 3]), signature_hash(&[3, 2, 1]));
+        assert_ne!(signature_hash(&[0]), signature_hash(&[0, 0]));
+    }
+}
