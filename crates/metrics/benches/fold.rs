@@ -6,7 +6,7 @@
 #![allow(missing_docs)]
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use metrics::{Collector, RunLabels};
-use model::{Observation, Observer, PartState, Tp};
+use model::{MemberRef, Observation, Observer, PartState, Tp};
 use sim_core::SimTime;
 
 const RECORDS: u64 = 1_000_000;
@@ -32,7 +32,7 @@ fn fold(partitions: u32) -> Collector {
         c.observe(Observation::Access {
             at: SimTime::ZERO,
             tp: Tp { topic: 0, partition },
-            owner: Some("c0".into()),
+            owner: Some(MemberRef { id: 0, name: "c0".into() }),
             state: PartState::Consuming,
             waiting_from: SimTime::ZERO,
         });

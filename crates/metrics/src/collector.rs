@@ -16,9 +16,10 @@ use crate::ownership::{self, OwnershipInterval, OwnershipLog};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use crate::time_sweep;
 use hdrhistogram::Histogram;
-use model::{Observation, Observer, PartState, RecordTimes, Tp, TpTable};
+use model::{MemberRef, Observation, Observer, PartState, RecordTimes, Tp, TpTable};
 use sim_core::SimTime;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What identifies a protocol run in every row.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,6 +167,8 @@ pub struct Collector {
     /// The index of each owner name, assigned at its first appearance (the names by index are
     /// built from it at the end, so a name is never copied).
     owner_index: BTreeMap<String, u32>,
+    /// By member id (`MemberRef::id`): the member's name and its index in `owner_index`.
+    owner_by_id: Vec<Option<(Arc<str>, u32)>>,
     /// Scratch counts of `on_processed_periodic`, kept to reuse its allocation.
     fresh: Vec<u64>,
 }
@@ -185,6 +188,7 @@ impl Collector {
             end: None,
             commits_failed: 0,
             owner_index: BTreeMap::new(),
+            owner_by_id: Vec::new(),
             fresh: Vec::new(),
         }
     }
@@ -257,11 +261,22 @@ impl Collector {
         }
     }
 
-    /// The index of owner `name`, assigned at its first appearance (`name` moves into the
-    /// index then; it is not copied).
-    fn intern_owner(&mut self, name: String) -> u32 {
+    /// The index of `owner`'s name, assigned at its first appearance; kept by member id, so
+    /// a member seen before is found without a search (its name is compared, not looked up).
+    fn intern_owner(&mut self, owner: MemberRef) -> u32 {
+        let id = owner.id as usize;
+        if let Some(Some((name, index))) = self.owner_by_id.get(id) {
+            if Arc::ptr_eq(name, &owner.name) || **name == *owner.name {
+                return *index;
+            }
+        }
         let next = self.owner_index.len() as u32;
-        *self.owner_index.entry(name).or_insert(next)
+        let index = *self.owner_index.entry(owner.name.to_string()).or_insert(next);
+        if self.owner_by_id.len() <= id {
+            self.owner_by_id.resize(id + 1, None);
+        }
+        self.owner_by_id[id] = Some((owner.name, index));
+        index
     }
 
     /// The owner names by index (the inverse of `owner_index`, which it empties).
@@ -277,11 +292,11 @@ impl Collector {
         &mut self,
         at: SimTime,
         tp: Tp,
-        owner: Option<String>,
+        owner: Option<MemberRef>,
         state: PartState,
         waiting_from: SimTime,
     ) {
-        let owner = owner.map(|name| self.intern_owner(name));
+        let owner = owner.map(|member| self.intern_owner(member));
         let part = self.parts.get_or_insert_with(tp, || PartMetrics::new(at));
         part.close_interval(at);
         if let Some(new_owner) = owner {
@@ -639,6 +654,12 @@ mod tests {
         Tp { topic: 0, partition }
     }
 
+    /// A member reference with the same id for every name: the collector must still tell
+    /// the names apart (it compares the name kept for an id).
+    fn member(name: &str) -> MemberRef {
+        MemberRef { id: 0, name: name.into() }
+    }
+
     fn access(
         at: u64,
         p: u32,
@@ -649,7 +670,7 @@ mod tests {
         Observation::Access {
             at: s(at),
             tp: tp(p),
-            owner: owner.map(str::to_string),
+            owner: owner.map(member),
             state,
             waiting_from: s(waiting_ms),
         }
@@ -793,7 +814,7 @@ mod tests {
         let at = |topic, partition| Observation::Access {
             at: s(0),
             tp: Tp { topic, partition },
-            owner: Some(format!("m{topic}")),
+            owner: Some(member(&format!("m{topic}"))),
             state: PartState::Consuming,
             waiting_from: SimTime::MAX,
         };

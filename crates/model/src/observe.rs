@@ -40,6 +40,17 @@ impl PartState {
     }
 }
 
+/// A member named by an observation: `id` is small and fixed for the run (the world's slot of
+/// the member; one name per id), so an observer can keep what it derives from the name by
+/// id; `name` is shared, not copied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberRef {
+    /// The member's slot.
+    pub id: u32,
+    /// Its name.
+    pub name: Arc<str>,
+}
+
 /// One fact reported by the model.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Observation {
@@ -106,8 +117,8 @@ pub enum Observation {
         at: SimTime,
         /// Partition.
         tp: Tp,
-        /// Owner name (for down states: the owner that cannot consume), if any.
-        owner: Option<String>,
+        /// Owner (for down states: the owner that cannot consume), if any.
+        owner: Option<MemberRef>,
         /// The new state.
         state: PartState,
         /// Arrival time of the first unprocessed record (`SimTime::MAX` if none ever).

@@ -19,7 +19,7 @@ use crate::coordinator::classic::{
     ClassicCoordinator, CoordInput, CoordNote, CoordOutbox, CoordParams, CoordTimer, GroupState,
 };
 use crate::coordinator::consumer_group::CgInput;
-use crate::observe::{Observation, Observer, PartState};
+use crate::observe::{MemberRef, Observation, Observer, PartState};
 use crate::processing::ProcessingSampler;
 use crate::tp_table::TpTable;
 use crate::types::{Conn, ToCoordinator, ToMember, Tp};
@@ -29,6 +29,7 @@ use scenario::{Arrival, EventKind, Protocol, ProtocolSpec, Scenario};
 use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId, RANK_LAST};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 mod cycle;
 mod external;
@@ -192,7 +193,7 @@ impl LogView for Logs {
 }
 
 struct Slot {
-    name: String,
+    name: Arc<str>,
     consumer: Option<Consumer>,
     incarnation: u32,
     rng: SimRng,
@@ -738,7 +739,7 @@ impl<'o> World<'o> {
     }
 
     fn on_member_note(&mut self, now: SimTime, conn: Conn, note: ConsumerNote) {
-        let name = || self.slots[conn.slot as usize].name.clone();
+        let name = || self.slots[conn.slot as usize].name.to_string();
         match note {
             ConsumerNote::Assigned { owned, generation, rejoining } => {
                 for tp in owned {
@@ -823,7 +824,10 @@ impl<'o> World<'o> {
             }
             let frontier = part.frontier;
             self.parts.get_mut(tp).expect("known partition").last = Some(key);
-            let owner = key.0.map(|c| self.slots[c.slot as usize].name.clone());
+            let owner = key.0.map(|c| MemberRef {
+                id: c.slot,
+                name: Arc::clone(&self.slots[c.slot as usize].name),
+            });
             let waiting_from = self.logs.arrival(tp, frontier);
             self.observer.observe(Observation::Access { at: now, tp, owner, state, waiting_from });
         }
@@ -853,7 +857,7 @@ impl<'o> World<'o> {
         let timers = (0..CONSUMER_TIMER_SLOTS).map(|_| self.queue.new_timer()).collect();
         let wake = self.queue.new_timer();
         self.slots.push(Slot {
-            name: name.to_string(),
+            name: name.into(),
             consumer: None,
             incarnation: 0,
             rng: self.streams.indexed("member", index as u64),
@@ -928,7 +932,7 @@ impl<'o> World<'o> {
     /// Live member names in natural order (`c2` before `c10`).
     fn live_names(&self) -> Vec<String> {
         let mut names: Vec<String> =
-            self.slots.iter().filter(|s| s.alive()).map(|s| s.name.clone()).collect();
+            self.slots.iter().filter(|s| s.alive()).map(|s| s.name.to_string()).collect();
         names.sort_by(|a, b| scenario::member_order(a, b));
         names
     }

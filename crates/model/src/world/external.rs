@@ -167,7 +167,7 @@ impl World<'_> {
     /// Incarnation `conn` just started: register, start heartbeats or queries, fetch offsets.
     pub(super) fn ext_started(&mut self, now: SimTime, conn: Conn) {
         let Some(kind) = self.external.as_ref().map(|e| e.kind) else { return };
-        let name = self.slots[conn.slot as usize].name.clone();
+        let name = self.slots[conn.slot as usize].name.to_string();
         match kind {
             ExtKind::TubemqServer => {
                 self.ext_schedule(
@@ -286,7 +286,7 @@ impl World<'_> {
             }
             FromMaster::Unknown => {
                 self.member_input(now, conn, ConsumerInput::DropAll);
-                let name = self.slots[conn.slot as usize].name.clone();
+                let name = self.slots[conn.slot as usize].name.to_string();
                 let register = ToMaster::Register { conn, name };
                 self.ext_schedule(now + self.one_way, ExtEv::ToMaster(register));
             }

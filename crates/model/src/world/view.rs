@@ -98,7 +98,7 @@ impl WorldView<'_, '_> {
         for slot in &self.world.slots {
             let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
             out.push(MemberView {
-                name: slot.name.clone(),
+                name: slot.name.to_string(),
                 conn: c.conn(),
                 paused: slot.paused,
                 disconnected: slot.disconnected,
