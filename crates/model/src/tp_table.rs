@@ -98,6 +98,20 @@ impl<T> TpTable<T> {
     }
 }
 
+impl<T> Extend<(Tp, T)> for TpTable<T> {
+    /// Inserts each value, replacing the one present (like `BTreeMap`'s `Extend`).
+    fn extend<I: IntoIterator<Item = (Tp, T)>>(&mut self, values: I) {
+        for (tp, value) in values {
+            // Moved in as the new value if absent, else written over the present one.
+            let mut value = Some(value);
+            let slot = self.get_or_insert_with(tp, || value.take().expect("taken once"));
+            if let Some(value) = value {
+                *slot = value;
+            }
+        }
+    }
+}
+
 impl<T> Index<Tp> for TpTable<T> {
     type Output = T;
 
@@ -153,5 +167,23 @@ mod tests {
         }
         // 3-4: 6 + 1 + partition 4.
         assert_eq!(table.get_mut(tp(3, 4)).copied(), Some(11));
+    }
+
+    /// `extend` replaces present values and adds absent ones, as a `BTreeMap` does.
+    #[test]
+    fn extends_like_a_btreemap() {
+        let mut table = TpTable::default();
+        let mut map = BTreeMap::new();
+        let first = [(tp(0, 1), 10), (tp(2, 0), 20)];
+        let second = [(tp(0, 1), 11), (tp(1, 3), 30), (tp(0, 1), 12)];
+        table.extend(first);
+        map.extend(first);
+        table.extend(second);
+        map.extend(second);
+        let got: Vec<(Tp, i32)> = table.iter().map(|(k, v)| (k, *v)).collect();
+        let expected: Vec<(Tp, i32)> = map.into_iter().collect();
+        assert_eq!(got, expected);
+        // 0-1 took its last value, 12; three partitions.
+        assert_eq!((table[tp(0, 1)], table.len()), (12, 3));
     }
 }

@@ -119,16 +119,22 @@ pub struct LoopShift {
 impl LoopShift {
     /// `to - from` (both states of one member, `to` the later, at times `to_at`/`from_at`).
     pub fn between(from: &LoopState, from_at: SimTime, to: &LoopState, to_at: SimTime) -> Self {
+        let to_positions = to.positions.iter().map(|p| p.1);
+        LoopShift::to((to_positions, to.cursor, to.epoch, to_at), from, from_at)
+    }
+
+    /// From `from` (last poll at `from_at`) to a state given by its positions in owned order,
+    /// fetch rotation, poll epoch and last poll.
+    fn to(
+        (positions, cursor, epoch, at): (impl Iterator<Item = u64>, usize, u64, SimTime),
+        from: &LoopState,
+        from_at: SimTime,
+    ) -> Self {
         LoopShift {
-            time: to_at - from_at,
-            offsets: to
-                .positions
-                .iter()
-                .zip(&from.positions)
-                .map(|(t, f)| t.1.wrapping_sub(f.1))
-                .collect(),
-            cursor: to.cursor.wrapping_sub(from.cursor),
-            epoch: to.epoch.wrapping_sub(from.epoch),
+            time: at - from_at,
+            offsets: positions.zip(&from.positions).map(|(t, f)| t.wrapping_sub(f.1)).collect(),
+            cursor: cursor.wrapping_sub(from.cursor),
+            epoch: epoch.wrapping_sub(from.epoch),
         }
     }
 
@@ -235,17 +241,8 @@ impl Consumer {
     /// `from_at`) to the state now: `LoopShift::between(from, from_at, &self.loop_state(),
     /// self.last_poll())` without copying the state.
     pub fn shift_since(&self, from: &LoopState, from_at: SimTime) -> LoopShift {
-        LoopShift {
-            time: self.last_poll - from_at,
-            offsets: self
-                .owned
-                .values()
-                .zip(&from.positions)
-                .map(|(t, f)| t.wrapping_sub(f.1))
-                .collect(),
-            cursor: self.cursor.wrapping_sub(from.cursor),
-            epoch: self.epoch.wrapping_sub(from.epoch),
-        }
+        let now = (self.owned.values().copied(), self.cursor, self.epoch, self.last_poll);
+        LoopShift::to(now, from, from_at)
     }
 
     /// Partitions owned.

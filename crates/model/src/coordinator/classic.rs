@@ -288,9 +288,7 @@ impl ClassicCoordinator {
             }) => {
                 let ok = self.commit_allowed(member_id.as_deref(), generation);
                 if ok {
-                    for (tp, offset) in offsets {
-                        *self.committed.get_or_insert_with(tp, || offset) = offset;
-                    }
+                    self.committed.extend(offsets);
                 }
                 out.send((conn, ToMember::Commit { request, ok }));
             }

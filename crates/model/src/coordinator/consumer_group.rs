@@ -192,9 +192,7 @@ impl ConsumerGroupCoordinator {
                 let member = member_id.as_deref().and_then(|id| self.members.get(id));
                 let ok = member.is_some_and(|m| m.epoch == generation && !m.left_static);
                 if ok {
-                    for (tp, offset) in offsets {
-                        *self.committed.get_or_insert_with(tp, || offset) = offset;
-                    }
+                    self.committed.extend(offsets);
                 }
                 out.send((conn, ToMember::Commit { request, ok }));
             }

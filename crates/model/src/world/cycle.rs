@@ -24,8 +24,8 @@ use std::sync::Arc;
 /// Records processed at one step: partition, first offset, times.
 pub(super) type Processed = (Tp, u64, RecordTimes);
 
-/// Records of several steps, gathered per partition: partition, first offset, arrivals, ends.
-type Gathered = (Tp, u64, Vec<SimTime>, Vec<SimTime>);
+/// Records of several steps of one partition: first offset, arrivals, ends.
+type Gathered = (u64, Vec<SimTime>, Vec<SimTime>);
 
 /// The records one period (from phase 0) processes of one partition, in the frame of the
 /// recorded cycle: the partition's place in the cycle's partitions, first offset, arrivals,
@@ -57,9 +57,8 @@ pub(super) struct Cycle {
     /// (signature hash, phase), sorted: a lookup compares hashes, then one signature.
     phases: Vec<(u64, usize)>,
     /// The records of the period from phase 0, per partition with records, in the frame of
-    /// the recorded cycle (computed on first use). A jump from any phase emits a stretch of
-    /// their cyclic repetition.
-    pattern: Option<Vec<Pattern>>,
+    /// the recorded cycle. A jump from any phase emits a stretch of their cyclic repetition.
+    pattern: Vec<Pattern>,
     /// `counts[k]`: the records processed by steps `1..=k` of the period.
     counts: Vec<u64>,
     /// `by_part[k][i]`: the records of partition `i` (owned order) processed by steps `1..=k`.
@@ -114,6 +113,29 @@ fn find_hashed(
     seen.range((hash, 0)..=(hash, usize::MAX)).map(|&(_, i)| i).find(|&i| matches(i))
 }
 
+/// The records of steps `1..=n` of a period (snapshots `1..=n`) per partition with records,
+/// in offset order (they are contiguous per partition), in the frame of the recording.
+fn period_records(snaps: &[Snapshot], tps: &[Tp]) -> Vec<Pattern> {
+    let mut by_part: Vec<Option<Gathered>> = vec![None; tps.len()];
+    for snap in &snaps[1..] {
+        for note in &snap.processed {
+            let i = tps.binary_search(&note.0).expect("an owned partition");
+            let acc = by_part[i].get_or_insert_with(|| (note.1, vec![], vec![]));
+            debug_assert_eq!(acc.0 + acc.2.len() as u64, note.1, "contiguous records");
+            for (arrival, end) in note.2.pairs(0, note.2.len()) {
+                acc.1.push(arrival);
+                acc.2.push(end);
+            }
+        }
+    }
+    let with_records = by_part.into_iter().enumerate();
+    with_records
+        .filter_map(|(i, g)| {
+            g.map(|(first, arrivals, ends)| (i, first, arrivals.into(), ends.into()))
+        })
+        .collect()
+}
+
 /// Per step `k` of a period (snapshots `1..=k`), the records processed per partition, summed.
 fn records_by_part(snaps: &[Snapshot], tps: &[Tp]) -> Vec<Vec<u64>> {
     let mut sums = vec![vec![0; tps.len()]];
@@ -156,7 +178,7 @@ impl Recorder {
                 }))
                 .collect();
             let by_part = records_by_part(&snaps, &tps);
-            let pattern = None;
+            let pattern = period_records(&snaps, &tps);
             return Some(Cycle {
                 snaps,
                 period,
@@ -280,36 +302,6 @@ impl Cycle {
         };
         periods * self.counts[n] + partial
     }
-
-    /// Computes the period's records per partition (see `pattern`) if not yet done.
-    fn pattern(&mut self) {
-        if self.pattern.is_none() {
-            self.pattern = Some(self.period_records());
-        }
-    }
-
-    /// The records of steps `1..=n` from phase 0, per partition in offset order (they are
-    /// contiguous per partition), in the frame of the recorded cycle.
-    fn period_records(&self) -> Vec<Pattern> {
-        let mut by_part: Vec<Option<Gathered>> = vec![None; self.tps.len()];
-        for snap in &self.snaps[1..] {
-            for note in &snap.processed {
-                let i = self.tps.binary_search(&note.0).expect("an owned partition");
-                let acc = by_part[i].get_or_insert_with(|| (note.0, note.1, vec![], vec![]));
-                debug_assert_eq!(acc.1 + acc.3.len() as u64, note.1, "contiguous records");
-                for (arrival, end) in note.2.pairs(0, note.2.len()) {
-                    acc.2.push(arrival);
-                    acc.3.push(end);
-                }
-            }
-        }
-        let with_records = by_part.into_iter().enumerate();
-        with_records
-            .filter_map(|(i, g)| {
-                g.map(|(_, first, arrivals, ends)| (i, first, arrivals.into(), ends.into()))
-            })
-            .collect()
-    }
 }
 
 impl World<'_> {
@@ -321,8 +313,8 @@ impl World<'_> {
         }
         let OnCycle { cycle: index, q, shift, .. } =
             self.slots[slot].on_cycle.clone().expect("found above");
-        let mut cycles = std::mem::take(&mut self.slots[slot].cycles);
-        let moved = self.jump_along(slot, &mut cycles[index], index, q, &shift, bound);
+        let cycles = std::mem::take(&mut self.slots[slot].cycles);
+        let moved = self.jump_along(slot, &cycles[index], index, q, &shift, bound);
         self.slots[slot].cycles = cycles;
         moved
     }
@@ -411,7 +403,7 @@ impl World<'_> {
     fn jump_along(
         &mut self,
         slot: usize,
-        cycle: &mut Cycle,
+        cycle: &Cycle,
         index: usize,
         q: usize,
         shift: &LoopShift,
@@ -496,24 +488,14 @@ impl World<'_> {
     /// Emits the records of the `m` steps after phase `q` of a member at `S_q + shift`: per
     /// partition, the stretch of the period's records (repeated period after period) that
     /// starts after the records of steps `1..=q`.
-    fn emit_stretch(
-        &mut self,
-        slot: usize,
-        cycle: &mut Cycle,
-        q: usize,
-        shift: &LoopShift,
-        m: u64,
-    ) {
+    fn emit_stretch(&mut self, slot: usize, cycle: &Cycle, q: usize, shift: &LoopShift, m: u64) {
         let n = cycle.len();
         let (periods, rest) = (m / n as u64, (m % n as u64) as usize);
-        cycle.pattern();
-        let cycle = &*cycle;
-        let pattern = cycle.pattern.as_deref().expect("computed above");
         let consumer = self.slots[slot].consumer.as_ref().expect("an aside member is alive");
         // The member's partitions in the places of the recorded ones (the pattern follows
         // the places in order).
         let mut places = consumer.owned_partitions().enumerate();
-        for (i, first, arrivals, ends) in pattern {
+        for (i, first, arrivals, ends) in &cycle.pattern {
             let per_period = cycle.by_part[n][*i];
             let count = periods * per_period + cycle.part_records(q, rest, *i);
             if count == 0 {
