@@ -339,12 +339,12 @@ fn edge_case_zero_length_run_and_empty_reports() {
     assert_eq!(draw_ok(&[]).1.len(), 6);
 }
 
-/// 10,000 partitions are drawn as 200 bands of 50, fast. The time is wall clock (it measures
-/// the renderer, not a simulation); the bound is loose for debug builds, the release figure is
-/// in the issue report.
+/// 10,000 partitions are drawn as 200 bands of 50: the output is bounded by the picture, not by
+/// the intervals. The wall time is printed for information only (speed is measured in
+/// benchmarks, never asserted in a test).
 #[test]
 #[allow(clippy::disallowed_methods)]
-fn edge_case_ten_thousand_partitions_in_bands_renders_quickly() {
+fn edge_case_ten_thousand_partitions_are_drawn_in_bands() {
     let report = synthetic(&EAGER, 10_000);
     let start = std::time::Instant::now();
     let png = timeline_png(&report).unwrap();
@@ -355,8 +355,6 @@ fn edge_case_ten_thousand_partitions_in_bands_renders_quickly() {
         png.len(),
         svg.len()
     );
-    let limit_s = if cfg!(debug_assertions) { 60.0 } else { 3.0 };
-    assert!(elapsed.as_secs_f64() < limit_s, "{elapsed:?}");
     if let Some(dir) = std::env::var_os("REPORT_CHARTS_KEEP") {
         std::fs::write(Path::new(&dir).join("timeline-10000.png"), &png).unwrap();
     }
