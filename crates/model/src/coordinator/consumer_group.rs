@@ -125,6 +125,9 @@ struct CgMember {
     /// Its partitions in the target assignment, sorted (kept with the member: a map of
     /// targets by member id was rebuilt, ids copied, at every epoch bump).
     target: Vec<Tp>,
+    /// `assigned` or `revoking` changed since the last target computation: the assignor's
+    /// copy of this member's partitions must be rebuilt.
+    held_changed: bool,
 }
 
 /// The KIP-848 coordinator of one group.
@@ -140,6 +143,10 @@ pub struct ConsumerGroupCoordinator {
     /// Every partition some member holds (assigned or still revoking): at most one member
     /// holds a partition, so "held by another member" is a lookup, not a scan of the group.
     held: BTreeSet<Tp>,
+    /// The assignor's view of the members at the last target computation, in member-id
+    /// order: kept so that a bump rebuilds only the members whose partitions changed (each
+    /// bump used to copy every member's id, topics and partitions).
+    assignor_members: Vec<Member>,
 }
 
 impl ConsumerGroupCoordinator {
@@ -153,6 +160,7 @@ impl ConsumerGroupCoordinator {
             partition_counts,
             next_seq: 0,
             held: BTreeSet::new(),
+            assignor_members: Vec::new(),
         }
     }
 
@@ -235,8 +243,8 @@ impl ConsumerGroupCoordinator {
                     out.send((hb.conn, ToMember::ConsumerHeartbeat(Err(e))));
                     return;
                 }
-                let id = hb.member_id.clone().expect("known member");
-                self.on_member_heartbeat(now, &id, hb.owned.as_deref(), out);
+                let id = hb.member_id.expect("known member");
+                self.on_member_heartbeat(now, id, hb.owned.as_deref(), out);
             }
         }
     }
@@ -254,7 +262,7 @@ impl ConsumerGroupCoordinator {
             m.conn = hb.conn;
             m.left_static = false;
             m.rebalance_timeout = hb.rebalance_timeout;
-            self.on_member_heartbeat(now, &id, Some(&[]), out);
+            self.on_member_heartbeat(now, id, Some(&[]), out);
             return;
         }
         let id = format!("{}-{}", hb.name, self.next_seq);
@@ -269,10 +277,11 @@ impl ConsumerGroupCoordinator {
             rebalance_timeout: hb.rebalance_timeout,
             left_static: false,
             target: Vec::new(),
+            held_changed: true,
         };
         self.members.insert(id.clone(), member);
         self.bump(now, "join", rng, out);
-        self.on_member_heartbeat(now, &id, Some(&[]), out);
+        self.on_member_heartbeat(now, id, Some(&[]), out);
     }
 
     fn static_member(&self, instance: Option<&str>) -> Option<MemberId> {
@@ -311,12 +320,12 @@ impl ConsumerGroupCoordinator {
     fn on_member_heartbeat(
         &mut self,
         now: SimTime,
-        id: &str,
+        id: MemberId,
         owned: Option<&[Tp]>,
         out: &mut CgOutbox,
     ) {
-        out.arm(CgTimer::Session(id.to_string()), now + self.params.session_timeout);
-        let m = self.members.get_mut(id).expect("known member");
+        out.arm(CgTimer::Session(id.clone()), now + self.params.session_timeout);
+        let m = self.members.get_mut(&id).expect("known member");
         if let Some(owned) = owned {
             if m.state == MemberState::UnrevokedPartitions
                 && !owned.iter().any(|tp| m.revoking.contains(tp))
@@ -324,15 +333,15 @@ impl ConsumerGroupCoordinator {
                 for tp in std::mem::take(&mut m.revoking) {
                     self.held.remove(&tp);
                 }
-                out.cancel(CgTimer::Rebalance { member: id.to_string(), epoch: m.epoch });
+                m.held_changed = true;
+                out.cancel(CgTimer::Rebalance { member: id.clone(), epoch: m.epoch });
             }
         }
-        self.reconcile(now, id, out);
-        let m = &self.members[id];
+        reconcile(m, &mut self.held, self.group_epoch, (now, &id), out);
         let assigned: Vec<Tp> = m.assigned.iter().copied().collect();
         let committed = assigned.iter().map(|tp| (*tp, self.committed.get(*tp).copied())).collect();
         let ok = CgHeartbeatOk {
-            member_id: id.to_string(),
+            member_id: id,
             member_epoch: m.epoch,
             heartbeat_interval: self.params.heartbeat_interval,
             assigned,
@@ -340,45 +349,6 @@ impl ConsumerGroupCoordinator {
             stable: m.state == MemberState::Stable,
         };
         out.send((m.conn, ToMember::ConsumerHeartbeat(Ok(ok))));
-    }
-
-    /// AK `CurrentAssignmentBuilder`: moves member `id` towards its target.
-    fn reconcile(&mut self, now: SimTime, id: &str, out: &mut CgOutbox) {
-        let epoch = self.group_epoch;
-        let m = self.members.get_mut(id).expect("known member");
-        if !m.revoking.is_empty() {
-            return; // Still UNREVOKED_PARTITIONS.
-        }
-        if m.state == MemberState::Stable && m.epoch == epoch {
-            return;
-        }
-        let target = &m.target;
-        let in_target = |tp: &Tp| target.binary_search(tp).is_ok();
-        let revoke: BTreeSet<Tp> = m.assigned.iter().filter(|tp| !in_target(tp)).copied().collect();
-        if !revoke.is_empty() {
-            m.assigned.retain(in_target);
-            m.revoking = revoke;
-            m.state = MemberState::UnrevokedPartitions;
-            let timer = CgTimer::Rebalance { member: id.to_string(), epoch: m.epoch };
-            out.arm(timer, now + m.rebalance_timeout);
-            return;
-        }
-        let mut unreleased = false;
-        for &tp in &m.target {
-            // Its revocations are acknowledged, so a held partition not assigned to it is
-            // held by another member.
-            if m.assigned.contains(&tp) {
-                continue;
-            }
-            if self.held.contains(&tp) {
-                unreleased = true;
-            } else {
-                m.assigned.insert(tp);
-                self.held.insert(tp);
-            }
-        }
-        m.epoch = epoch;
-        m.state = if unreleased { MemberState::UnreleasedPartitions } else { MemberState::Stable };
     }
 
     fn on_timer(&mut self, now: SimTime, timer: CgTimer, rng: &mut SimRng, out: &mut CgOutbox) {
@@ -429,8 +399,9 @@ impl ConsumerGroupCoordinator {
     }
 
     /// The target partitions of each member (in member-id order), sorted.
-    fn compute_target(&self, rng: &mut SimRng) -> Vec<Vec<Tp>> {
+    fn compute_target(&mut self, rng: &mut SimRng) -> Vec<Vec<Tp>> {
         if self.members.is_empty() {
+            self.assignor_members.clear();
             return Vec::new();
         }
         let topics: Vec<Topic> = self
@@ -440,26 +411,41 @@ impl ConsumerGroupCoordinator {
             // The world's topics are sorted by name; zero-padded names keep that order.
             .map(|(i, p)| Topic { name: format!("topic-{i:06}"), partitions: *p })
             .collect();
-        let all_topics: Vec<u32> = (0..topics.len() as u32).collect();
-        let members: Vec<Member> = self
-            .members
-            .iter()
-            .map(|(id, m)| Member {
-                id: id.clone(),
-                group_instance_id: m.instance_id.clone(),
-                topics: all_topics.clone(),
-                owned: held_list(&m.assigned, &m.revoking),
-                generation: m.epoch,
-                ..Member::default()
-            })
-            .collect();
+        let members = self.assignor_view(topics.len());
         let input = GroupInput { topics, members, source_count: None };
         let result = assignors::assign(self.params.assignor, &input, rng);
+        self.assignor_members = input.members;
         let sorted = result.partitions.into_iter().map(|mut p| {
             p.sort_unstable();
             p
         });
         sorted.collect()
+    }
+
+    /// The assignor's members (in member-id order, each subscribed to all `topic_count`
+    /// topics): the previous view's entries are reused where the member's partitions did not
+    /// change, so a bump copies only what changed.
+    fn assignor_view(&mut self, topic_count: usize) -> Vec<Member> {
+        let mut previous = std::mem::take(&mut self.assignor_members).into_iter().peekable();
+        let mut members = Vec::with_capacity(self.members.len());
+        for (id, m) in self.members.iter_mut() {
+            while previous.next_if(|p| p.id < *id).is_some() {}
+            let mut member = match previous.next_if(|p| p.id == *id) {
+                Some(p) if !m.held_changed && p.topics.len() == topic_count => p,
+                _ => Member {
+                    id: id.clone(),
+                    topics: (0..topic_count as u32).collect(),
+                    owned: held_list(&m.assigned, &m.revoking),
+                    ..Member::default()
+                },
+            };
+            debug_assert_eq!(member.owned, held_list(&m.assigned, &m.revoking), "{id}");
+            member.group_instance_id.clone_from(&m.instance_id);
+            member.generation = m.epoch;
+            m.held_changed = false;
+            members.push(member);
+        }
+        members
     }
 
     /// Each member's address and the partitions the coordinator has given it (sorted).
@@ -487,6 +473,52 @@ impl ConsumerGroupCoordinator {
 }
 
 /// The partitions a member holds: its assigned ones, then those it is still revoking.
+/// AK `CurrentAssignmentBuilder`: moves member `m` (id `id`) towards its target of group
+/// epoch `epoch`; `held` is every partition some member holds.
+fn reconcile(
+    m: &mut CgMember,
+    held: &mut BTreeSet<Tp>,
+    epoch: i32,
+    (now, id): (SimTime, &str),
+    out: &mut CgOutbox,
+) {
+    if !m.revoking.is_empty() {
+        return; // Still UNREVOKED_PARTITIONS.
+    }
+    if m.state == MemberState::Stable && m.epoch == epoch {
+        return;
+    }
+    let target = &m.target;
+    let in_target = |tp: &Tp| target.binary_search(tp).is_ok();
+    let revoke: BTreeSet<Tp> = m.assigned.iter().filter(|tp| !in_target(tp)).copied().collect();
+    if !revoke.is_empty() {
+        m.assigned.retain(in_target);
+        m.revoking = revoke;
+        m.held_changed = true;
+        m.state = MemberState::UnrevokedPartitions;
+        let timer = CgTimer::Rebalance { member: id.to_string(), epoch: m.epoch };
+        out.arm(timer, now + m.rebalance_timeout);
+        return;
+    }
+    let mut unreleased = false;
+    for &tp in &m.target {
+        // Its revocations are acknowledged, so a held partition not assigned to it is held by
+        // another member.
+        if m.assigned.contains(&tp) {
+            continue;
+        }
+        if held.contains(&tp) {
+            unreleased = true;
+        } else {
+            m.assigned.insert(tp);
+            held.insert(tp);
+            m.held_changed = true;
+        }
+    }
+    m.epoch = epoch;
+    m.state = if unreleased { MemberState::UnreleasedPartitions } else { MemberState::Stable };
+}
+
 fn held_list(assigned: &BTreeSet<Tp>, revoking: &BTreeSet<Tp>) -> Vec<Tp> {
     let mut held = Vec::with_capacity(assigned.len() + revoking.len());
     held.extend(assigned.iter().chain(revoking.iter()).copied());

@@ -58,12 +58,16 @@ impl World<'_> {
             self.queue.schedule(now + self.one_way, Ev::ToMember(conn, msg));
         }
         for (timer, at) in out.timers {
-            let slot = timer.slot();
-            let id = match side.timers.get(&slot) {
+            // A session timer is its own slot: looked up without a copy of the member id.
+            let known = match &timer {
+                CgTimer::Session(_) => side.timers.get(&timer),
+                CgTimer::Rebalance { .. } => side.timers.get(&timer.slot()),
+            };
+            let id = match known {
                 Some(id) => *id,
                 None => {
                     let id = self.queue.new_timer();
-                    side.timers.insert(slot, id);
+                    side.timers.insert(timer.slot(), id);
                     id
                 }
             };
