@@ -14,12 +14,21 @@ use std::ops::Range;
 pub(crate) const NO_MEMBER: u32 = u32::MAX;
 
 /// Java `String.hashCode()`: `s[0]*31^(n-1) + ... + s[n-1]` over UTF-16 code units, wrapping.
+/// An ASCII string's code units are its bytes (member ids are; the bytes are read directly).
 pub(crate) fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+    let step = |h: i32, c: i32| h.wrapping_mul(31).wrapping_add(c);
+    if s.is_ascii() {
+        return s.bytes().fold(0i32, |h, b| step(h, i32::from(b)));
+    }
+    s.encode_utf16().fold(0i32, |h, c| step(h, i32::from(c)))
 }
 
-/// Java `String.compareTo`: lexicographic over UTF-16 code units.
+/// Java `String.compareTo`: lexicographic over UTF-16 code units. For ASCII strings that is
+/// their byte order (compared directly).
 pub(crate) fn java_cmp(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.as_bytes().cmp(b.as_bytes());
+    }
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
@@ -241,6 +250,29 @@ mod tests {
         assert_eq!(java_string_hash(""), 0);
         // "polygenelubricants".hashCode() == Integer.MIN_VALUE (a well-known Java curiosity).
         assert_eq!(java_string_hash("polygenelubricants"), i32::MIN);
+    }
+
+    #[test]
+    fn java_string_semantics_beyond_ascii() {
+        // "é" (U+00E9) is one code unit, 233; "😀" (U+1F600) is the surrogate pair D83D DE00:
+        // 0xD83D * 31 + 0xDE00 = 1,772,093.
+        assert_eq!(java_string_hash("é"), 233);
+        assert_eq!(java_string_hash("😀"), 0xD83D * 31 + 0xDE00);
+        // UTF-16 order puts a surrogate pair (D83D..) below U+FFFD, unlike code point order.
+        assert_eq!(java_cmp("😀", "\u{FFFD}"), Ordering::Less);
+        assert_eq!(java_cmp("a", "é"), Ordering::Less);
+        assert_eq!(java_cmp("b", "ab"), Ordering::Greater);
+        assert_eq!(java_cmp("ab", "ab"), Ordering::Equal);
+    }
+
+    proptest::proptest! {
+        /// The ASCII fast paths give what the UTF-16 definitions give.
+        #[test]
+        fn ascii_fast_paths_match_utf16(a in "[ -~]{0,12}", b in "[ -~]{0,12}") {
+            let hash = a.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
+            proptest::prop_assert_eq!(java_string_hash(&a), hash);
+            proptest::prop_assert_eq!(java_cmp(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+        }
     }
 
     #[test]
