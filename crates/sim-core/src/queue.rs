@@ -1,5 +1,6 @@
-//! The event queue: a binary heap keyed by `(time, rank, sched, seq)`, FIFO among equal times
-//! of equal rank, with timers that are cancelled or moved in O(log n) by lazy invalidation.
+//! The event queue: a 4-ary heap (`dary_heap`: half the depth of a binary heap, so fewer cache
+//! misses per pop) keyed by `(time, rank, sched, seq)`, FIFO among equal times of equal rank,
+//! with timers that are cancelled or moved in O(log n) by lazy invalidation.
 //! The heap holds 40-byte keys only; the events wait aside in a slab of reused slots, which
 //! holds exactly the live events (a re-armed timer's event replaces the old one in its slot),
 //! so a pop moves keys, not large events, and a stale entry holds no memory but its key.
@@ -19,8 +20,8 @@
 //! advances the clock and asserts it never goes backwards.
 
 use crate::SimTime;
+use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// A reusable timer slot. Arming it again moves it; the old firing never happens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,7 +67,7 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest key first.
+    /// Reversed so that the heap (a max-heap) pops the earliest key first.
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         other.key().cmp(&self.key())
@@ -97,7 +98,7 @@ struct TimerState {
 /// The heap holds small [`Entry`] keys; the live events wait in a slab (`slab`, slots reused
 /// through the `free` list).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry>,
+    heap: QuaternaryHeap<Entry>,
     /// The events of live entries (one-shots and armed timers); `None` in a free slot.
     slab: Vec<Option<E>>,
     /// Indexes of the free slots of `slab`, reused last-freed first.
@@ -125,7 +126,7 @@ impl<E> EventQueue<E> {
     /// An empty queue with room for `capacity` pending entries.
     pub fn with_capacity(capacity: usize) -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(capacity),
+            heap: QuaternaryHeap::with_capacity(capacity),
             slab: Vec::with_capacity(capacity),
             free: Vec::new(),
             timers: Vec::new(),
