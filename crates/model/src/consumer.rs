@@ -330,6 +330,35 @@ impl BatchTimes {
         }
     }
 
+    /// Whether these are `base`'s times moved `by` later (what `shift` makes of a copy),
+    /// compared in place.
+    fn eq_shifted(&self, base: &BatchTimes, by: SimTime) -> bool {
+        match (self, base) {
+            (
+                BatchTimes::Listed { arrivals, ends },
+                BatchTimes::Listed { arrivals: arrivals0, ends: ends0 },
+            ) => {
+                let moved = |a: &[SimTime], a0: &[SimTime]| {
+                    a.len() == a0.len() && a.iter().zip(a0).all(|(t, t0)| *t == *t0 + by)
+                };
+                moved(arrivals, arrivals0) && moved(ends, ends0)
+            }
+            (
+                BatchTimes::Linear { start, each, arrivals },
+                BatchTimes::Linear { start: start0, each: each0, arrivals: arrivals0 },
+            ) => {
+                *start == *start0 + by
+                    && each == each0
+                    && arrivals.len() == arrivals0.len()
+                    && arrivals
+                        .iter()
+                        .zip(arrivals0)
+                        .all(|((f, x), (f0, x0))| *f == *f0 + by && x == x0)
+            }
+            _ => false,
+        }
+    }
+
     /// The same times, listed (`parts` gives each part's record count).
     fn to_listed(&self, parts: &[(Tp, u64, usize)]) -> BatchTimes {
         let (mut arrivals, mut ends) = (Vec::new(), Vec::new());

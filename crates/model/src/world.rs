@@ -213,6 +213,9 @@ struct Slot {
     /// The pending step at which a lookup found the member on none of them (valid like
     /// `on_cycle`: until its steps run, it is taken back, or a cycle is added).
     off_cycle: Option<lazy::LazyStep>,
+    /// The position the member had when its pending step went back to the queue: checked
+    /// when it goes aside again (`World::resume_position`), which spares a lookup.
+    resume_hint: Option<cycle::OnCycle>,
 }
 
 impl Slot {
@@ -220,6 +223,7 @@ impl Slot {
     fn forget_cycle_position(&mut self) {
         self.on_cycle = None;
         self.off_cycle = None;
+        self.resume_hint = None;
     }
 
     fn alive(&self) -> bool {
@@ -871,6 +875,7 @@ impl<'o> World<'o> {
             cycles: Vec::new(),
             on_cycle: None,
             off_cycle: None,
+            resume_hint: None,
         });
         index
     }

@@ -200,7 +200,44 @@ impl LoopState {
     }
 }
 
+/// Whether batch `b` is `b0` (of a state with positions `positions0`) moved by `shift`, as
+/// [`LoopState::shifted`] moves it.
+fn batch_is_shifted(b: &Batch, b0: &Batch, shift: &LoopShift, positions0: &[(Tp, u64)]) -> bool {
+    let part_moved = |(tp, first, n): &(Tp, u64, usize), (tp0, first0, n0): &(Tp, u64, usize)| {
+        let i = positions0.binary_search_by_key(tp0, |p| p.0);
+        tp == tp0 && n == n0 && i.is_ok_and(|i| *first == first0.wrapping_add(shift.offsets[i]))
+    };
+    b.epoch == b0.epoch.wrapping_add(shift.epoch)
+        && b.end == b0.end + shift.time
+        && b.polled == b0.polled + shift.time
+        && b.parts.len() == b0.parts.len()
+        && b.parts.iter().zip(&b0.parts).all(|(p, p0)| part_moved(p, p0))
+        && b.times.eq_shifted(&b0.times, shift.time)
+}
+
 impl Consumer {
+    /// Whether the loop state now is `base.shifted(shift)`, compared in place (no copy of
+    /// either).
+    pub fn loop_state_is(&self, base: &LoopState, shift: &LoopShift) -> bool {
+        let scalars = self.cursor == base.cursor.wrapping_add(shift.cursor)
+            && self.epoch == base.epoch.wrapping_add(shift.epoch)
+            && self.in_poll == base.in_poll
+            && self.last_poll == base.last_poll + shift.time
+            && self.owned.len() == base.positions.len()
+            && shift.offsets.len() == base.positions.len();
+        let moved = |p0: u64, d: u64| if p0 == NO_POSITION { p0 } else { p0.wrapping_add(d) };
+        let positions = || {
+            let pairs = self.owned.iter().zip(&base.positions).zip(&shift.offsets);
+            pairs.into_iter().all(|(((tp, p), (tp0, p0)), d)| tp == tp0 && *p == moved(*p0, *d))
+        };
+        let batch = || match (&self.batch, &base.batch) {
+            (None, None) => true,
+            (Some(b), Some(b0)) => batch_is_shifted(b, b0, shift, &base.positions),
+            _ => false,
+        };
+        scalars && positions() && batch()
+    }
+
     /// The loop state now.
     pub fn loop_state(&self) -> LoopState {
         LoopState {

@@ -73,7 +73,7 @@ pub(super) struct OnCycle {
     cycle: usize,
     q: usize,
     shift: LoopShift,
-    step: LazyStep,
+    pub(super) step: LazyStep,
 }
 
 /// The recording of one catch-up, looking for a repeat.
@@ -343,6 +343,33 @@ impl World<'_> {
         self.slots[slot].off_cycle = if found.is_none() { Some(step) } else { None };
         self.slots[slot].on_cycle = found;
         self.slots[slot].on_cycle.is_some()
+    }
+
+    /// `slot` just went aside again after its pending step had been taken back at a known
+    /// position: if it stands at that position or one step further (its loop state and
+    /// pending step are that snapshot's, shifted, as a jump would set them), that is its
+    /// position now, found without a lookup (a sample would otherwise look it up: a
+    /// signature and a search per member after each wake-up).
+    pub(super) fn resume_position(&mut self, slot: usize) {
+        let Some(hint) = self.slots[slot].resume_hint.take() else { return };
+        let Some(step) = self.slots[slot].lazy else { return };
+        let s = &self.slots[slot];
+        let (Some(cycle), Some(consumer)) = (s.cycles.get(hint.cycle), s.consumer.as_ref()) else {
+            return;
+        };
+        let n = cycle.len();
+        for k in 0..2 {
+            let (wraps, q) = (((hint.q + k) / n) as u64, (hint.q + k) % n);
+            let shift =
+                if wraps == 0 { hint.shift.clone() } else { hint.shift.plus(&cycle.period, wraps) };
+            let snap = &cycle.snaps[q];
+            if shift_step(snap.next, &shift) == step && consumer.loop_state_is(&snap.state, &shift)
+            {
+                self.slots[slot].on_cycle = Some(OnCycle { cycle: hint.cycle, q, shift, step });
+                self.slots[slot].off_cycle = None;
+                return;
+            }
+        }
     }
 
     /// Debug builds: the kept position of `slot` is the one a fresh lookup finds.

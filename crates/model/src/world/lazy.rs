@@ -303,6 +303,7 @@ impl World<'_> {
         }
         self.queue.cancel(id);
         self.slots[slot].lazy = Some(LazyStep { at, timer, armed });
+        self.resume_position(slot);
         let wake = self.slots[slot].wake;
         if self.queue.armed_at(wake) != Some(wake_at) && wake_at != SimTime::MAX {
             self.queue.arm_as_of(wake, wake_at, slot as u64, now, Ev::Wake(conn));
@@ -311,7 +312,10 @@ impl World<'_> {
 
     /// Puts the pending step of `slot` back in the queue (as of when it was armed).
     pub(super) fn take_back(&mut self, slot: usize) {
-        self.slots[slot].forget_cycle_position();
+        let s = &mut self.slots[slot];
+        let kept = s.on_cycle.take().filter(|p| Some(p.step) == s.lazy);
+        s.forget_cycle_position();
+        s.resume_hint = kept;
         let Some(step) = self.slots[slot].lazy.take() else { return };
         let Some(conn) = self.slots[slot].consumer.as_ref().map(|c| c.conn()) else { return };
         let id = self.slots[slot].timers[step.timer.slot()];
