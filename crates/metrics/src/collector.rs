@@ -12,6 +12,7 @@
 //! as not stopped).
 
 use crate::intervals::IntervalSet;
+use crate::latency::LatencyHistogram;
 use crate::ownership::{self, OwnershipInterval, OwnershipLog};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use crate::time_sweep;
@@ -157,8 +158,7 @@ pub struct Collector {
     topics: Vec<String>,
     /// Per partition (dense, iterated in `(topic, partition)` order).
     parts: TpTable<PartMetrics>,
-    e2e_us: Histogram<u64>,
-    e2e_max_us: u64,
+    e2e: LatencyHistogram,
     open: Option<OpenRebalance>,
     rebalances: Vec<RebalanceRow>,
     samples: Vec<Sample>,
@@ -180,8 +180,7 @@ impl Collector {
             labels,
             topics: Vec::new(),
             parts: TpTable::default(),
-            e2e_us: Histogram::new(3).expect("3 significant digits"),
-            e2e_max_us: 0,
+            e2e: LatencyHistogram::new(),
             open: None,
             rebalances: Vec::new(),
             samples: Vec::new(),
@@ -205,8 +204,7 @@ impl Collector {
         let part = self.parts.get_mut(tp).expect("processed a known partition");
         let n = times.len();
         part.deliveries += n;
-        let e2e_us = &mut self.e2e_us;
-        let e2e_max_us = &mut self.e2e_max_us;
+        let e2e = &mut self.e2e;
         part.processed.insert_each(first, first + n, |lo, hi| {
             let (from, to) = (lo - first, hi - first);
             match times {
@@ -216,7 +214,7 @@ impl Collector {
                     let range = from as usize..to as usize;
                     let pairs =
                         arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied());
-                    record_latencies(e2e_us, e2e_max_us, pairs)
+                    record_latencies(e2e, pairs)
                 }
                 RecordTimes::Linear { arrival, arrival_step, end, end_step, .. } => {
                     let at = |first: SimTime, step: SimTime, i: u64| {
@@ -224,7 +222,7 @@ impl Collector {
                     };
                     let pairs = (from..to)
                         .map(|i| (at(*arrival, *arrival_step, i), at(*end, *end_step, i)));
-                    record_latencies(e2e_us, e2e_max_us, pairs)
+                    record_latencies(e2e, pairs)
                 }
             }
         });
@@ -256,8 +254,7 @@ impl Collector {
         });
         for (i, &count) in fresh.iter().enumerate().filter(|(_, c)| **c > 0) {
             let us = ends[i].saturating_sub(arrivals[i]).as_nanos() / 1_000;
-            self.e2e_us.record_n(us, count).expect("auto-resizing histogram");
-            self.e2e_max_us = self.e2e_max_us.max(us);
+            self.e2e.record_n(us, count);
         }
     }
 
@@ -350,6 +347,7 @@ impl Collector {
             part.close_interval(end);
         }
         let partitions = self.partition_rows();
+        self.e2e.flush();
         let summary = self.summary(events, &partitions);
         let ownership = self.take_ownership();
         RunReport {
@@ -429,9 +427,9 @@ impl Collector {
             rebalance_ms_p50: reb_p50,
             rebalance_ms_max: reb_max,
             partitions_moved: moved,
-            e2e_latency_ms_p50: quantile_ms(&self.e2e_us, 0.5, self.e2e_max_us),
-            e2e_latency_ms_p99: quantile_ms(&self.e2e_us, 0.99, self.e2e_max_us),
-            e2e_latency_ms_max: self.e2e_max_us as f64 / 1_000.0,
+            e2e_latency_ms_p50: quantile_ms(self.e2e.histogram(), 0.5, self.e2e.max_us()),
+            e2e_latency_ms_p99: quantile_ms(self.e2e.histogram(), 0.99, self.e2e.max_us()),
+            e2e_latency_ms_max: self.e2e.max_us() as f64 / 1_000.0,
             events,
         }
     }
@@ -597,30 +595,22 @@ fn count_per_pattern_record(counts: &mut [u64], lo: u64, hi: u64) {
 }
 
 /// Records `ends[i] - arrivals[i]` (in microseconds) of every record, one `record_n` per run
-/// of equal values, and keeps the exact maximum.
-fn record_latencies(
-    h: &mut Histogram<u64>,
-    max_us: &mut u64,
-    records: impl Iterator<Item = (SimTime, SimTime)>,
-) {
-    let mut flush = |value: u64, count: u64| {
-        h.record_n(value, count).expect("auto-resizing histogram");
-        *max_us = (*max_us).max(value);
-    };
+/// of equal values.
+fn record_latencies(e2e: &mut LatencyHistogram, records: impl Iterator<Item = (SimTime, SimTime)>) {
     let mut run: Option<(u64, u64)> = None;
     for (arrival, end) in records {
         let us = end.saturating_sub(arrival).as_nanos() / 1_000;
         run = match run {
             Some((value, count)) if value == us => Some((value, count + 1)),
             Some((value, count)) => {
-                flush(value, count);
+                e2e.record_n(value, count);
                 Some((us, 1))
             }
             None => Some((us, 1)),
         };
     }
     if let Some((value, count)) = run {
-        flush(value, count);
+        e2e.record_n(value, count);
     }
 }
 
@@ -859,7 +849,7 @@ mod tests {
         // 3 x 1 ms, 3 x 2 ms. The same fold as the 4 copies observed one by one.
         let arrivals = vec![s(100), s(110), s(120)];
         let ends = vec![s(101), s(112), s(124)];
-        let a = folded_after_five(vec![Observation::ProcessedPeriodic {
+        let mut a = folded_after_five(vec![Observation::ProcessedPeriodic {
             tp: tp(0),
             first: 3,
             arrivals: arrivals.iter().map(|t| *t - s(100)).collect(),
@@ -871,12 +861,13 @@ mod tests {
         }]);
         let at = |v: &Vec<SimTime>, j: u64| v.iter().map(|t| *t + s(30 * j)).collect();
         let copies = (0..4u64).map(|j| listed(3 + 3 * j, at(&arrivals, j), at(&ends, j)));
-        let b = folded_after_five(copies.collect());
-        assert_eq!(a.e2e_us, b.e2e_us);
-        assert_eq!(a.e2e_max_us, 50_000); // The first delivery: 50 ms.
-        assert_eq!(a.e2e_us.len(), 5 + 10);
-        assert_eq!(a.e2e_us.count_at(4_000), 4);
-        assert_eq!(a.e2e_us.count_at(1_000), 3);
+        let mut b = folded_after_five(copies.collect());
+        (a.e2e.flush(), b.e2e.flush());
+        assert_eq!(a.e2e.histogram(), b.e2e.histogram());
+        assert_eq!(a.e2e.max_us(), 50_000); // The first delivery: 50 ms.
+        assert_eq!(a.e2e.histogram().len(), 5 + 10);
+        assert_eq!(a.e2e.histogram().count_at(4_000), 4);
+        assert_eq!(a.e2e.histogram().count_at(1_000), 3);
         let (a, b) = (a.finish(), b.finish());
         assert_eq!(a, b);
         let summary = a.summary.expect("a summary");
@@ -891,7 +882,7 @@ mod tests {
         // 1 ms). Offsets 0..5 were processed before, so all 5 are new.
         let arrivals = vec![s(0), s(10), s(20)];
         let ends = vec![s(1), s(12), s(24)];
-        let a = folded_after_five(vec![Observation::ProcessedPeriodic {
+        let mut a = folded_after_five(vec![Observation::ProcessedPeriodic {
             tp: tp(0),
             first: 7,
             arrivals: arrivals.clone().into(),
@@ -907,11 +898,12 @@ mod tests {
             let copy = s(200 + 30 * w);
             listed(7 + j as u64, vec![arrivals[k] + copy], vec![ends[k] + copy])
         });
-        let b = folded_after_five(one_by_one.collect());
-        assert_eq!(a.e2e_us, b.e2e_us);
-        assert_eq!(a.e2e_us.count_at(4_000), 2);
-        assert_eq!(a.e2e_us.count_at(1_000), 2);
-        assert_eq!(a.e2e_us.count_at(2_000), 1);
+        let mut b = folded_after_five(one_by_one.collect());
+        (a.e2e.flush(), b.e2e.flush());
+        assert_eq!(a.e2e.histogram(), b.e2e.histogram());
+        assert_eq!(a.e2e.histogram().count_at(4_000), 2);
+        assert_eq!(a.e2e.histogram().count_at(1_000), 2);
+        assert_eq!(a.e2e.histogram().count_at(2_000), 1);
         let (a, b) = (a.finish(), b.finish());
         assert_eq!(a, b);
         // 0..5 and 7..12 processed once each: 10 records, none twice; 5..7 never (a gap).

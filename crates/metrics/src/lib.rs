@@ -12,6 +12,7 @@
 
 mod collector;
 mod intervals;
+mod latency;
 mod ownership;
 mod rows;
 mod time_sweep;
