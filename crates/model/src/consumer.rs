@@ -945,7 +945,7 @@ impl Consumer {
             return None;
         }
         let mut budget = self.params.max_poll_records as u64;
-        let mut parts = Vec::new();
+        let mut parts = Vec::with_capacity(self.owned.len());
         // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
         let split = *self.owned.keys().nth(self.cursor % self.owned.len()).expect("in range");
         self.cursor = self.cursor.wrapping_add(1);
@@ -1141,6 +1141,7 @@ impl Consumer {
 
 /// Emits the processed records of `batch` (those finished by `cut`, if given).
 fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox) {
+    out.notes.reserve(batch.parts.len());
     let mut index = 0;
     for (part, (tp, first, count)) in batch.parts.iter().enumerate() {
         let done = cut.map_or(*count, |cut| batch.times.done_by(index, *count, cut));

@@ -255,7 +255,7 @@ impl World<'_> {
             }
         }
         self.slots[slot].lazy = next;
-        let mut kept = Vec::new();
+        let mut kept = Vec::with_capacity(if keep { out.notes.len() } else { 0 });
         for note in out.notes {
             let ConsumerNote::Processed { tp, first, times } = &note else {
                 panic!("a quiet poll step of {conn:?} reported {note:?}");
