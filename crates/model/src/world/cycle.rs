@@ -358,18 +358,28 @@ impl World<'_> {
             return;
         };
         let n = cycle.len();
-        for k in 0..2 {
+        let stands_at = |k: usize| {
             let (wraps, q) = (((hint.q + k) / n) as u64, (hint.q + k) % n);
-            let shift =
-                if wraps == 0 { hint.shift.clone() } else { hint.shift.plus(&cycle.period, wraps) };
+            let wrapped;
+            let shift = match wraps {
+                0 => &hint.shift,
+                _ => {
+                    wrapped = hint.shift.plus(&cycle.period, wraps);
+                    &wrapped
+                }
+            };
             let snap = &cycle.snaps[q];
-            if shift_step(snap.next, &shift) == step && consumer.loop_state_is(&snap.state, &shift)
-            {
-                self.slots[slot].on_cycle = Some(OnCycle { cycle: hint.cycle, q, shift, step });
-                self.slots[slot].off_cycle = None;
-                return;
-            }
-        }
+            let found =
+                shift_step(snap.next, shift) == step && consumer.loop_state_is(&snap.state, shift);
+            found.then_some((q, wraps))
+        };
+        let Some((q, wraps)) = (0..2).find_map(stands_at) else { return };
+        let shift = match wraps {
+            0 => hint.shift,
+            _ => hint.shift.plus(&cycle.period, wraps),
+        };
+        self.slots[slot].on_cycle = Some(OnCycle { cycle: hint.cycle, q, shift, step });
+        self.slots[slot].off_cycle = None;
     }
 
     /// Debug builds: the kept position of `slot` is the one a fresh lookup finds.
