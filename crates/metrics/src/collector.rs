@@ -836,6 +836,13 @@ mod tests {
         c
     }
 
+    /// Both collectors' latency histograms, flushed, are equal.
+    fn assert_same_latencies(a: &mut Collector, b: &mut Collector) {
+        a.e2e.flush();
+        b.e2e.flush();
+        assert_eq!(a.e2e.histogram(), b.e2e.histogram());
+    }
+
     /// One `Processed` observation of records `first..` with these times.
     fn listed(first: u64, arrivals: Vec<SimTime>, ends: Vec<SimTime>) -> Observation {
         Observation::Processed { tp: tp(0), first, times: RecordTimes::listed(arrivals, ends) }
@@ -862,9 +869,7 @@ mod tests {
         let at = |v: &Vec<SimTime>, j: u64| v.iter().map(|t| *t + s(30 * j)).collect();
         let copies = (0..4u64).map(|j| listed(3 + 3 * j, at(&arrivals, j), at(&ends, j)));
         let mut b = folded_after_five(copies.collect());
-        a.e2e.flush();
-        b.e2e.flush();
-        assert_eq!(a.e2e.histogram(), b.e2e.histogram());
+        assert_same_latencies(&mut a, &mut b);
         assert_eq!(a.e2e.max_us(), 50_000); // The first delivery: 50 ms.
         assert_eq!(a.e2e.histogram().len(), 5 + 10);
         assert_eq!(a.e2e.histogram().count_at(4_000), 4);
@@ -900,9 +905,7 @@ mod tests {
             listed(7 + j as u64, vec![arrivals[k] + copy], vec![ends[k] + copy])
         });
         let mut b = folded_after_five(one_by_one.collect());
-        a.e2e.flush();
-        b.e2e.flush();
-        assert_eq!(a.e2e.histogram(), b.e2e.histogram());
+        assert_same_latencies(&mut a, &mut b);
         assert_eq!(a.e2e.histogram().count_at(4_000), 2);
         assert_eq!(a.e2e.histogram().count_at(1_000), 2);
         assert_eq!(a.e2e.histogram().count_at(2_000), 1);

@@ -179,9 +179,7 @@ impl LoopState {
     pub fn shifted(&self, shift: &LoopShift) -> LoopState {
         let mut s = self.clone();
         for ((_, p), d) in s.positions.iter_mut().zip(&shift.offsets) {
-            if *p != NO_POSITION {
-                *p = p.wrapping_add(*d);
-            }
+            *p = moved_position(*p, *d);
         }
         s.cursor = s.cursor.wrapping_add(shift.cursor);
         s.epoch = s.epoch.wrapping_add(shift.epoch);
@@ -197,6 +195,16 @@ impl LoopState {
             }
         }
         s
+    }
+}
+
+/// Position `p` moved `d` offsets on (no position stays none): how [`LoopState::shifted`] and
+/// [`Consumer::loop_state_is`] move a partition's position.
+fn moved_position(p: u64, d: u64) -> u64 {
+    if p == NO_POSITION {
+        p
+    } else {
+        p.wrapping_add(d)
     }
 }
 
@@ -225,10 +233,11 @@ impl Consumer {
             && self.last_poll == base.last_poll + shift.time
             && self.owned.len() == base.positions.len()
             && shift.offsets.len() == base.positions.len();
-        let moved = |p0: u64, d: u64| if p0 == NO_POSITION { p0 } else { p0.wrapping_add(d) };
         let positions = || {
             let pairs = self.owned.iter().zip(&base.positions).zip(&shift.offsets);
-            pairs.into_iter().all(|(((tp, p), (tp0, p0)), d)| tp == tp0 && *p == moved(*p0, *d))
+            pairs
+                .into_iter()
+                .all(|(((tp, p), (tp0, p0)), d)| tp == tp0 && *p == moved_position(*p0, *d))
         };
         let batch = || match (&self.batch, &base.batch) {
             (None, None) => true,
