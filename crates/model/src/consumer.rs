@@ -24,6 +24,7 @@
 
 use crate::processing::ProcessingSampler;
 use crate::records::RecordTimes;
+use crate::tp_table::TpTable;
 use crate::types::{
     Conn, JoinOk, LeaveReason, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
 };
@@ -1177,15 +1178,17 @@ fn linear_times(
 
 /// KIP-429 `adjustAssignment`: a partition assigned to someone other than a member that
 /// claims it is removed from the new owner this round.
+/// Claims are kept in a dense table (one slot per partition): the leader of a group of
+/// 1,000 members over 10,000 partitions checks every partition at each round.
 pub fn withhold_transfers(members: &[Member], assignment: &mut [(MemberId, Vec<Tp>)]) {
-    let mut claimed: BTreeMap<Tp, &str> = BTreeMap::new();
+    let mut claimed: TpTable<&str> = TpTable::default();
     for m in members {
         for tp in &m.owned {
-            claimed.insert(*tp, m.id.as_str());
+            *claimed.get_or_insert_with(*tp, || m.id.as_str()) = m.id.as_str();
         }
     }
     for (id, parts) in assignment.iter_mut() {
-        parts.retain(|tp| claimed.get(tp).is_none_or(|owner| *owner == id.as_str()));
+        parts.retain(|tp| claimed.get(*tp).is_none_or(|owner| *owner == id.as_str()));
     }
 }
 

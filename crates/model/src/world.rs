@@ -592,7 +592,12 @@ impl<'o> World<'o> {
             self.queue.schedule(now + self.one_way, Ev::ToMember(conn, msg));
         }
         for (timer, at) in out.timers {
-            let id = match self.coord_timers.get(&timer.slot()) {
+            // A session timer is its own slot: looked up without a copy of the member id.
+            let known = match &timer {
+                CoordTimer::Session(_) => self.coord_timers.get(&timer),
+                _ => self.coord_timers.get(&timer.slot()),
+            };
+            let id = match known {
                 Some(id) => *id,
                 None => {
                     let id = self.queue.new_timer();

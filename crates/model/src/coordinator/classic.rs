@@ -175,6 +175,9 @@ pub struct ClassicCoordinator {
     state: GroupState,
     generation: i32,
     members: BTreeMap<MemberId, CMember>,
+    /// Members with `joined` set: the join phase completes when it reaches the member count
+    /// (a scan of the group at every JoinGroup was quadratic per rebalance).
+    joined_count: usize,
     leader: Option<MemberId>,
     assignment: BTreeMap<MemberId, Vec<Tp>>,
     committed: TpTable<u64>,
@@ -192,6 +195,7 @@ impl ClassicCoordinator {
             state: GroupState::Empty,
             generation: 0,
             members: BTreeMap::new(),
+            joined_count: 0,
             leader: None,
             assignment: BTreeMap::new(),
             committed: TpTable::default(),
@@ -264,11 +268,7 @@ impl ClassicCoordinator {
                 self.on_sync(now, member_id, generation, assignment, out)
             }
             CoordInput::Message(ToCoordinator::Heartbeat { conn, member_id, generation }) => {
-                if !self.members.contains_key(&member_id) {
-                    out.send((conn, ToMember::Heartbeat(Some(ProtocolError::UnknownMemberId))));
-                    return;
-                }
-                self.on_heartbeat(now, &member_id, generation, out)
+                self.on_heartbeat(now, conn, member_id, generation, out)
             }
             CoordInput::Message(ToCoordinator::Leave { member_id, reason }) => {
                 let reason = match reason {
@@ -354,7 +354,10 @@ impl ClassicCoordinator {
             delay.new_member_joined |= is_new && was_preparing;
         }
         let member = self.members.get_mut(&id).expect("member present");
-        member.joined = true;
+        if !member.joined {
+            member.joined = true;
+            self.joined_count += 1;
+        }
         member.awaiting_join = true;
         self.maybe_complete_join(now, out);
     }
@@ -398,6 +401,7 @@ impl ClassicCoordinator {
         for m in self.members.values_mut() {
             m.joined = false;
         }
+        self.joined_count = 0;
         out.cancel(CoordTimer::Sync { generation: self.generation });
         self.join_epoch += 1;
         let timeout = self.rebalance_timeout();
@@ -427,7 +431,12 @@ impl ClassicCoordinator {
         if self.state != GroupState::PreparingRebalance || self.initial_delay.is_some() {
             return;
         }
-        if self.members.values().all(|m| m.joined) {
+        debug_assert_eq!(
+            self.joined_count,
+            self.members.values().filter(|m| m.joined).count(),
+            "joined members counted"
+        );
+        if self.joined_count == self.members.len() {
             self.complete_join(now, out);
         }
     }
@@ -572,17 +581,20 @@ impl ClassicCoordinator {
         }
     }
 
+    /// A heartbeat: one lookup of the member (the hot path of a stable group).
     fn on_heartbeat(
         &mut self,
         now: SimTime,
-        member_id: &str,
+        from: Conn,
+        member_id: MemberId,
         generation: i32,
         out: &mut CoordOutbox,
     ) {
-        let Some(member) = self.members.get(member_id) else {
+        let Some(member) = self.members.get(&member_id) else {
+            out.send((from, ToMember::Heartbeat(Some(ProtocolError::UnknownMemberId))));
             return;
         };
-        let conn = member.conn;
+        let (conn, session_timeout) = (member.conn, member.session_timeout);
         let error = if generation != self.generation {
             Some(ProtocolError::IllegalGeneration)
         } else if self.state == GroupState::PreparingRebalance {
@@ -591,7 +603,7 @@ impl ClassicCoordinator {
             None
         };
         if error != Some(ProtocolError::IllegalGeneration) {
-            self.touch_session(now, member_id, out);
+            out.arm(CoordTimer::Session(member_id), now + session_timeout);
         }
         out.send((conn, ToMember::Heartbeat(error)));
     }
@@ -636,7 +648,7 @@ impl ClassicCoordinator {
                 return;
             }
         }
-        if self.members.values().any(|m| m.joined) {
+        if self.joined_count > 0 {
             self.complete_join(now, out);
         } else {
             // Nobody rejoined: AK reschedules the join phase.
@@ -674,6 +686,7 @@ impl ClassicCoordinator {
 
     fn drop_member(&mut self, id: &str, reason: RemovalReason, out: &mut CoordOutbox) {
         let m = self.members.remove(id).expect("removing a known member");
+        self.joined_count -= usize::from(m.joined);
         out.cancel(CoordTimer::Session(id.to_string()));
         out.note(CoordNote::Removed { conn: m.conn, reason });
         if self.leader.as_deref() == Some(id) {
