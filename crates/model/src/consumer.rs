@@ -331,6 +331,34 @@ impl BatchTimes {
         }
     }
 
+    /// Sets these times to `base`'s moved `by` later, reusing the buffers of the same form.
+    fn set_shifted(&mut self, base: &BatchTimes, by: SimTime) {
+        match (&mut *self, base) {
+            (
+                BatchTimes::Listed { arrivals, ends },
+                BatchTimes::Listed { arrivals: arrivals0, ends: ends0 },
+            ) => {
+                arrivals.clear();
+                arrivals.extend(arrivals0.iter().map(|t| *t + by));
+                ends.clear();
+                ends.extend(ends0.iter().map(|t| *t + by));
+            }
+            (
+                BatchTimes::Linear { start, each, arrivals },
+                BatchTimes::Linear { start: start0, each: each0, arrivals: arrivals0 },
+            ) => {
+                *start = *start0 + by;
+                *each = *each0;
+                arrivals.clear();
+                arrivals.extend(arrivals0.iter().map(|(first, spacing)| (*first + by, *spacing)));
+            }
+            _ => {
+                *self = base.clone();
+                self.shift(by);
+            }
+        }
+    }
+
     /// Whether these are `base`'s times moved `by` later (what `shift` makes of a copy),
     /// compared in place.
     fn eq_shifted(&self, base: &BatchTimes, by: SimTime) -> bool {

@@ -2,7 +2,7 @@
 //! `world/lazy.rs`): which poll-loop step is pending, whether the next steps can only process
 //! records (no request, no callback), and until when that holds.
 
-use super::{Batch, Consumer, ConsumerTimer, Phase, RebalanceMode, NO_POSITION};
+use super::{Batch, BatchTimes, Consumer, ConsumerTimer, Phase, RebalanceMode, NO_POSITION};
 use crate::processing::ProcessingSampler;
 use crate::types::Tp;
 use scenario::{Client, CommitPolicy};
@@ -138,19 +138,21 @@ impl LoopShift {
         }
     }
 
+    /// Adds `times x other` in place.
+    pub fn add(&mut self, other: &LoopShift, times: u64) {
+        self.time += SimTime::from_nanos(other.time.as_nanos() * times);
+        for (a, b) in self.offsets.iter_mut().zip(&other.offsets) {
+            *a = a.wrapping_add(b.wrapping_mul(times));
+        }
+        self.cursor = self.cursor.wrapping_add(other.cursor.wrapping_mul(times as usize));
+        self.epoch = self.epoch.wrapping_add(other.epoch.wrapping_mul(times));
+    }
+
     /// `self + times x other`.
     pub fn plus(&self, other: &LoopShift, times: u64) -> LoopShift {
-        LoopShift {
-            time: self.time + SimTime::from_nanos(other.time.as_nanos() * times),
-            offsets: self
-                .offsets
-                .iter()
-                .zip(&other.offsets)
-                .map(|(a, b)| a.wrapping_add(b.wrapping_mul(times)))
-                .collect(),
-            cursor: self.cursor.wrapping_add(other.cursor.wrapping_mul(times as usize)),
-            epoch: self.epoch.wrapping_add(other.epoch.wrapping_mul(times)),
-        }
+        let mut sum = self.clone();
+        sum.add(other, times);
+        sum
     }
 }
 
@@ -174,32 +176,11 @@ impl LoopState {
     pub fn last_poll(&self) -> SimTime {
         self.last_poll
     }
-
-    /// This state moved by `shift`.
-    pub fn shifted(&self, shift: &LoopShift) -> LoopState {
-        let mut s = self.clone();
-        for ((_, p), d) in s.positions.iter_mut().zip(&shift.offsets) {
-            *p = moved_position(*p, *d);
-        }
-        s.cursor = s.cursor.wrapping_add(shift.cursor);
-        s.epoch = s.epoch.wrapping_add(shift.epoch);
-        s.last_poll += shift.time;
-        if let Some(b) = s.batch.as_mut() {
-            b.epoch = b.epoch.wrapping_add(shift.epoch);
-            b.end += shift.time;
-            b.polled += shift.time;
-            b.times.shift(shift.time);
-            for (tp, first, _) in b.parts.iter_mut() {
-                let i = self.positions.binary_search_by_key(tp, |p| p.0).expect("an owned part");
-                *first = first.wrapping_add(shift.offsets[i]);
-            }
-        }
-        s
-    }
 }
 
-/// Position `p` moved `d` offsets on (no position stays none): how [`LoopState::shifted`] and
-/// [`Consumer::loop_state_is`] move a partition's position.
+/// Position `p` moved `d` offsets on (no position stays none): how
+/// [`Consumer::set_loop_state_shifted`] and [`Consumer::loop_state_is`] move a partition's
+/// position.
 fn moved_position(p: u64, d: u64) -> u64 {
     if p == NO_POSITION {
         p
@@ -209,7 +190,7 @@ fn moved_position(p: u64, d: u64) -> u64 {
 }
 
 /// Whether batch `b` is `b0` (of a state with positions `positions0`) moved by `shift`, as
-/// [`LoopState::shifted`] moves it.
+/// [`Consumer::set_loop_state_shifted`] moves it.
 fn batch_is_shifted(b: &Batch, b0: &Batch, shift: &LoopShift, positions0: &[(Tp, u64)]) -> bool {
     let part_moved = |(tp, first, n): &(Tp, u64, usize), (tp0, first0, n0): &(Tp, u64, usize)| {
         let i = positions0.binary_search_by_key(tp0, |p| p.0);
@@ -224,8 +205,8 @@ fn batch_is_shifted(b: &Batch, b0: &Batch, shift: &LoopShift, positions0: &[(Tp,
 }
 
 impl Consumer {
-    /// Whether the loop state now is `base.shifted(shift)`, compared in place (no copy of
-    /// either).
+    /// Whether the loop state now is `base` moved by `shift` (what
+    /// [`Consumer::set_loop_state_shifted`] sets), compared in place (no copy of either).
     pub fn loop_state_is(&self, base: &LoopState, shift: &LoopShift) -> bool {
         let scalars = self.cursor == base.cursor.wrapping_add(shift.cursor)
             && self.epoch == base.epoch.wrapping_add(shift.epoch)
@@ -259,28 +240,43 @@ impl Consumer {
         }
     }
 
-    /// Puts `state` (a shifted copy of an earlier state of this member, with as many
-    /// partitions, maybe others) in: positions and batch parts go to the partitions in the
+    /// Puts `base` (an earlier state of this member, with as many partitions, maybe others)
+    /// moved by `shift` in, written in place (the batch's buffers are reused: a jump sets the
+    /// state of every member it moves): positions and batch parts go to the partitions in the
     /// same places of the owned order.
-    pub fn set_loop_state(&mut self, state: LoopState) {
-        debug_assert_eq!(state.positions.len(), self.owned.len());
-        let mut batch = state.batch;
-        let renamed = !state.positions.iter().map(|p| p.0).eq(self.owned.keys().copied());
-        if let (Some(b), true) = (batch.as_mut(), renamed) {
-            let tps: Vec<Tp> = self.owned.keys().copied().collect();
-            for part in b.parts.iter_mut() {
-                let place = state.positions.binary_search_by_key(&part.0, |p| p.0);
-                part.0 = tps[place.expect("a part of an owned partition")];
-            }
+    pub fn set_loop_state_shifted(&mut self, base: &LoopState, shift: &LoopShift) {
+        debug_assert_eq!(base.positions.len(), self.owned.len());
+        let renamed = !base.positions.iter().map(|p| p.0).eq(self.owned.keys().copied());
+        let places = base.positions.iter().zip(&shift.offsets);
+        for (p, ((_, p0), d)) in self.owned.values_mut().zip(places) {
+            *p = moved_position(*p0, *d);
         }
-        for (p, (_, v)) in self.owned.values_mut().zip(state.positions) {
-            *p = v;
-        }
-        self.cursor = state.cursor;
-        self.epoch = state.epoch;
-        self.in_poll = state.in_poll;
-        self.last_poll = state.last_poll;
-        self.batch = batch;
+        self.cursor = base.cursor.wrapping_add(shift.cursor);
+        self.epoch = base.epoch.wrapping_add(shift.epoch);
+        self.in_poll = base.in_poll;
+        self.last_poll = base.last_poll + shift.time;
+        let Some(b0) = &base.batch else {
+            self.batch = None;
+            return;
+        };
+        let tps: Vec<Tp> = if renamed { self.owned.keys().copied().collect() } else { Vec::new() };
+        let b = self.batch.get_or_insert_with(|| Batch {
+            epoch: 0,
+            parts: Vec::with_capacity(b0.parts.len()),
+            times: BatchTimes::Listed { arrivals: Vec::new(), ends: Vec::new() },
+            end: SimTime::ZERO,
+            polled: SimTime::ZERO,
+        });
+        b.epoch = b0.epoch.wrapping_add(shift.epoch);
+        b.end = b0.end + shift.time;
+        b.polled = b0.polled + shift.time;
+        b.times.set_shifted(&b0.times, shift.time);
+        b.parts.clear();
+        b.parts.extend(b0.parts.iter().map(|&(tp, first, count)| {
+            let i = base.positions.binary_search_by_key(&tp, |p| p.0).expect("an owned part");
+            let tp = if renamed { tps[i] } else { tp };
+            (tp, first.wrapping_add(shift.offsets[i]), count)
+        }));
     }
 
     /// The shift from `from` (an earlier state of this member's cycle, last poll at

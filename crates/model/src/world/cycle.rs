@@ -311,10 +311,10 @@ impl World<'_> {
         if !self.on_cycle(slot, known) {
             return false;
         }
-        let OnCycle { cycle: index, q, shift, .. } =
-            self.slots[slot].on_cycle.clone().expect("found above");
+        // Taken, not copied: a jump that moves replaces it, one that does not puts it back.
+        let position = self.slots[slot].on_cycle.take().expect("found above");
         let cycles = std::mem::take(&mut self.slots[slot].cycles);
-        let moved = self.jump_along(slot, &cycles[index], index, q, &shift, bound);
+        let moved = self.jump_along(slot, &cycles[position.cycle], position, bound);
         self.slots[slot].cycles = cycles;
         moved
     }
@@ -436,30 +436,25 @@ impl World<'_> {
         })
     }
 
-    /// Jumps `slot`, at `S_q + shift` of `cycle`, as many steps as `bound` allows.
-    fn jump_along(
-        &mut self,
-        slot: usize,
-        cycle: &Cycle,
-        index: usize,
-        q: usize,
-        shift: &LoopShift,
-        bound: Bound,
-    ) -> bool {
-        let m = cycle.steps_within(q, shift, bound);
+    /// Jumps `slot`, at `position` (`S_q + shift`) on `cycle`, as many steps as `bound`
+    /// allows; the position it lands on is kept (the one given if it did not move).
+    fn jump_along(&mut self, slot: usize, cycle: &Cycle, position: OnCycle, bound: Bound) -> bool {
+        let OnCycle { cycle: index, q, mut shift, .. } = position;
+        let m = cycle.steps_within(q, &shift, bound);
         if m == 0 {
+            self.slots[slot].on_cycle = Some(OnCycle { shift, ..position });
             return false;
         }
         let n = cycle.len() as u64;
-        self.emit_stretch(slot, cycle, q, shift, m);
+        self.emit_stretch(slot, cycle, q, &shift, m);
         let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);
-        let total = shift.plus(&cycle.period, wraps);
+        shift.add(&cycle.period, wraps);
         let target = &cycle.snaps[phase];
         let consumer = self.slots[slot].consumer.as_mut().expect("an aside member is alive");
-        consumer.set_loop_state(target.state.shifted(&total));
-        let step = shift_step(target.next, &total);
+        consumer.set_loop_state_shifted(&target.state, &shift);
+        let step = shift_step(target.next, &shift);
         self.slots[slot].lazy = Some(step);
-        self.slots[slot].on_cycle = Some(OnCycle { cycle: index, q: phase, shift: total, step });
+        self.slots[slot].on_cycle = Some(OnCycle { cycle: index, q: phase, shift, step });
         self.slots[slot].off_cycle = None;
         true
     }
