@@ -1,7 +1,7 @@
 //! The event queue: a 4-ary heap (`dary_heap`: half the depth of a binary heap, so fewer cache
 //! misses per pop) keyed by `(time, rank, sched, seq)`, FIFO among equal times of equal rank,
 //! with timers that are cancelled or moved in O(log n) by lazy invalidation.
-//! The heap holds 40-byte keys only; the events wait aside in a slab of reused slots, which
+//! The heap holds 32-byte keys only (two to a cache line); the events wait aside in a slab of reused slots, which
 //! holds exactly the live events (a re-armed timer's event replaces the old one in its slot),
 //! so a pop moves keys, not large events, and a stale entry holds no memory but its key.
 //!
@@ -42,15 +42,44 @@ enum Payload {
     Timer(u32),
 }
 
-/// A heap entry: the ordering key and where the event is (40 bytes, whatever `E` is, so a
-/// sift moves little memory).
+/// A heap entry: the ordering key and where the event is (32 bytes, whatever `E` is, so a
+/// sift moves little memory and the four children of a node span two cache lines).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: SimTime,
-    rank: u64,
     sched: SimTime,
     seq: u64,
-    payload: Payload,
+    /// The rank, [`RANK_LAST`] as `u32::MAX` (the order of ranks is kept).
+    rank: u32,
+    /// The [`Payload`], packed: its index, with [`TIMER_BIT`] set for a timer.
+    payload: u32,
+}
+
+/// Marks a packed payload as a timer's.
+const TIMER_BIT: u32 = 1 << 31;
+
+impl Payload {
+    fn pack(self) -> u32 {
+        match self {
+            Payload::Slab(slot) => slot,
+            Payload::Timer(timer) => timer | TIMER_BIT,
+        }
+    }
+
+    fn unpack(packed: u32) -> Payload {
+        match packed & TIMER_BIT {
+            0 => Payload::Slab(packed),
+            _ => Payload::Timer(packed & !TIMER_BIT),
+        }
+    }
+}
+
+/// A rank as kept in an entry: [`RANK_LAST`] is `u32::MAX`, every other rank must be below it.
+fn packed_rank(rank: u64) -> u32 {
+    if rank == RANK_LAST {
+        return u32::MAX;
+    }
+    u32::try_from(rank).ok().filter(|r| *r < u32::MAX).expect("a rank below 2^32 - 1 or RANK_LAST")
 }
 
 impl PartialEq for Entry {
@@ -76,7 +105,7 @@ impl Ord for Entry {
 
 impl Entry {
     #[inline]
-    fn key(&self) -> (SimTime, u64, SimTime, u64) {
+    fn key(&self) -> (SimTime, u32, SimTime, u64) {
         (self.time, self.rank, self.sched, self.seq)
     }
 }
@@ -158,6 +187,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules a one-shot event ahead of the events of rank greater than `rank` at `at`.
+    /// A rank is below `2^32 - 1` (a model ranks by member slot) or [`RANK_LAST`].
     pub fn schedule_ranked(&mut self, at: SimTime, rank: u64, event: E) {
         self.check_not_past(at);
         let slot = self.store(event);
@@ -166,7 +196,8 @@ impl<E> EventQueue<E> {
 
     /// Makes a new timer slot, initially disarmed.
     pub fn new_timer(&mut self) -> TimerId {
-        let id = u32::try_from(self.timers.len()).expect("too many timers");
+        let id = u32::try_from(self.timers.len()).ok().filter(|id| id & TIMER_BIT == 0);
+        let id = id.expect("too many timers");
         self.timers.push(TimerState {
             seq: DISARMED,
             at: SimTime::ZERO,
@@ -255,7 +286,7 @@ impl<E> EventQueue<E> {
         self.drop_stale();
         let entry = self.heap.pop()?;
         assert!(entry.time >= self.now, "time went backwards: {} < {}", entry.time, self.now);
-        let event = match entry.payload {
+        let event = match Payload::unpack(entry.payload) {
             Payload::Slab(slot) => self.release(slot),
             Payload::Timer(timer) => {
                 let state = &mut self.timers[timer as usize];
@@ -279,7 +310,8 @@ impl<E> EventQueue<E> {
             self.slab[slot as usize] = Some(event);
             return slot;
         }
-        let slot = u32::try_from(self.slab.len()).expect("too many pending events");
+        let slot = u32::try_from(self.slab.len()).ok().filter(|slot| slot & TIMER_BIT == 0);
+        let slot = slot.expect("too many pending events");
         self.slab.push(Some(event));
         slot
     }
@@ -293,7 +325,8 @@ impl<E> EventQueue<E> {
     fn push(&mut self, at: SimTime, rank: u64, sched: SimTime, payload: Payload) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time: at, rank, sched, seq, payload });
+        let (rank, payload) = (packed_rank(rank), payload.pack());
+        self.heap.push(Entry { time: at, sched, seq, rank, payload });
         seq
     }
 
@@ -312,7 +345,7 @@ impl<E> EventQueue<E> {
 /// live entry.
 #[inline]
 fn is_live(timers: &[TimerState], e: &Entry) -> bool {
-    match e.payload {
+    match Payload::unpack(e.payload) {
         Payload::Slab(_) => true,
         Payload::Timer(timer) => timers[timer as usize].seq == e.seq,
     }
@@ -324,6 +357,25 @@ mod tests {
 
     fn drain(q: &mut EventQueue<&'static str>) -> Vec<(u64, &'static str)> {
         std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.as_millis(), e)).collect()
+    }
+
+    #[test]
+    fn entries_are_32_bytes_and_ranks_keep_their_order() {
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+        let mut q = EventQueue::new();
+        let t = SimTime::from_millis(1);
+        q.schedule(t, "last");
+        q.schedule_ranked(t, u64::from(u32::MAX) - 1, "highest explicit rank");
+        q.schedule_ranked(t, 0, "rank 0");
+        let order = vec![(1, "rank 0"), (1, "highest explicit rank"), (1, "last")];
+        assert_eq!(drain(&mut q), order);
+    }
+
+    #[test]
+    #[should_panic(expected = "a rank below 2^32 - 1 or RANK_LAST")]
+    fn a_rank_of_32_bits_or_more_is_refused() {
+        let mut q = EventQueue::new();
+        q.schedule_ranked(SimTime::from_millis(1), u64::from(u32::MAX), "too high");
     }
 
     #[test]
