@@ -174,6 +174,36 @@ impl PartitionLog {
         }
     }
 
+    /// The log end offsets of `logs` at `at`, summed. Constant logs with the same start and
+    /// rate have the same log end: a run of them (every partition of a topic) is computed once
+    /// (a sample sums the log ends of every partition).
+    pub fn log_end_sum(logs: &mut [PartitionLog], at: SimTime) -> u64 {
+        let mut total = 0;
+        let mut last: Option<(usize, u64)> = None;
+        for i in 0..logs.len() {
+            let end = match last {
+                Some((j, end)) if logs[i].arrives_like(&logs[j]) => end,
+                _ => logs[i].log_end(at),
+            };
+            if matches!(logs[i].process, Process::Constant { .. }) {
+                last = Some((i, end));
+            }
+            total += end;
+        }
+        total
+    }
+
+    /// Whether both are constant logs with the same start and rate (the same arrivals).
+    fn arrives_like(&self, other: &PartitionLog) -> bool {
+        match (&self.process, &other.process) {
+            (
+                Process::Constant { rate_per_s: a, spacing_ns: sa },
+                Process::Constant { rate_per_s: b, spacing_ns: sb },
+            ) => self.start == other.start && a.to_bits() == b.to_bits() && sa == sb,
+            _ => false,
+        }
+    }
+
     /// Forgets arrival times of offsets below `offset` (nobody will read them again).
     pub fn trim_below(&mut self, offset: u64) {
         if let Process::Poisson { base, times, .. } = &mut self.process {
@@ -245,6 +275,32 @@ mod tests {
         assert_eq!(log.log_end(SimTime::from_millis(9)), 0);
         assert_eq!(log.log_end(SimTime::from_millis(10)), 1);
         assert_eq!(log.log_end(SimTime::from_secs(10)), 1000);
+    }
+
+    /// The summed log ends equal the log ends one by one, over runs of alike constant logs
+    /// broken by other starts, other rates and a Poisson log.
+    #[test]
+    fn log_end_sum_is_the_sum_of_log_ends() {
+        let rng = sim_core::RngStreams::new(3).stream("w");
+        let mut logs = vec![
+            PartitionLog::constant(SimTime::ZERO, 100.0),
+            PartitionLog::constant(SimTime::ZERO, 100.0),
+            PartitionLog::constant(SimTime::from_millis(5), 100.0),
+            PartitionLog::poisson(SimTime::ZERO, 100.0, rng),
+            PartitionLog::constant(SimTime::from_millis(5), 100.0),
+            PartitionLog::constant(SimTime::from_millis(5), 3.0),
+            PartitionLog::constant(SimTime::from_millis(5), 3.0),
+        ];
+        for ms in [0, 5, 14, 15, 1_004, 60_000] {
+            let at = SimTime::from_millis(ms);
+            let one_by_one: u64 = logs.iter_mut().map(|l| l.log_end(at)).sum();
+            assert_eq!(PartitionLog::log_end_sum(&mut logs, at), one_by_one, "at {ms} ms");
+        }
+        // At 1,004 ms: 100 + 100 (from 0: 10 ms apart), 99 + 99 (from 5 ms), 2 + 2 (3/s from
+        // 5 ms: 338.3 and 671.7 ms), and the Poisson log's own count.
+        let at = SimTime::from_millis(1_004);
+        let poisson = logs[3].log_end(at);
+        assert_eq!(PartitionLog::log_end_sum(&mut logs, at), 402 + poisson);
     }
 
     /// 100/s is 10 ms apart exactly; 3/s (333,333,333.3 ns) is not; Poisson never.

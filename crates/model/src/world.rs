@@ -545,7 +545,7 @@ impl<'o> World<'o> {
         let unreported = self.count_or_catch_up_all(now);
         let mut produced = 0;
         for logs in self.logs.logs.iter_mut() {
-            produced += logs.iter_mut().map(|l| l.log_end(now)).sum::<u64>();
+            produced += PartitionLog::log_end_sum(logs, now);
         }
         let members = self.group_members();
         self.observer.observe(Observation::Sample { at: now, produced, members, unreported });
