@@ -75,27 +75,53 @@ fn homogeneous(
     for &(m, r) in &unfilled {
         remaining[m] = Some(r);
     }
-    let mut queue: VecDeque<usize> =
+    let queue: VecDeque<usize> =
         java_hashmap_order(&ids).into_iter().map(|i| unfilled[i].0).collect();
     let unassigned = topics.iter().flat_map(|&t| ix.range(t)).filter(|&p| !assigned[p]);
+    let mut dealing = Dealing { queue, remaining, extras };
     for p in unassigned {
-        let mut i = 0;
-        let mut done = false;
-        while i < queue.len() && !done {
-            let m = queue.pop_front().expect("i < len");
-            if remaining[m].is_some() {
-                done = take_one(&mut remaining[m], &mut extras);
-                if done {
-                    per_member[m].push(p);
-                }
-            }
-            if remaining[m].is_some() {
-                queue.push_back(m);
-            }
-            i += 1;
+        if let Some(m) = dealing.taker() {
+            per_member[m].push(p);
         }
     }
     per_member
+}
+
+/// The round-robin of `assignRemainingPartitions` over the potentially unfilled members.
+struct Dealing {
+    /// Members still in the round-robin, the next one first.
+    queue: VecDeque<usize>,
+    /// Per member: the partitions it still needs to reach `min` (`None`: out of the queue).
+    remaining: Vec<Option<usize>>,
+    /// Members that may still go one above `min`.
+    extras: usize,
+}
+
+impl Dealing {
+    /// The member that takes the next partition: the first in the round-robin that will
+    /// (`None` after a full turn without one). A member at `min` once no extras are left can
+    /// never take one again: it leaves the queue when reached, instead of being passed over
+    /// at every partition (the members reached, in order, are the same; after a member
+    /// leaves the group, every other member at `min` was passed over for each of its
+    /// partitions).
+    fn taker(&mut self) -> Option<usize> {
+        let mut passed = 0; // Members passed over and put back this turn.
+        while passed < self.queue.len() {
+            let m = self.queue.pop_front().expect("passed < len");
+            let took = take_one(&mut self.remaining[m], &mut self.extras);
+            if self.remaining[m] == Some(0) && self.extras == 0 {
+                self.remaining[m] = None;
+            }
+            if self.remaining[m].is_some() {
+                self.queue.push_back(m);
+                passed += usize::from(!took);
+            }
+            if took {
+                return Some(m);
+            }
+        }
+        None
+    }
 }
 
 /// `maybeAssignPartitionToMember`: whether the member takes the partition; `None` removes it
@@ -112,5 +138,72 @@ fn take_one(remaining: &mut Option<usize>, extras: &mut usize) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Kafka's round-robin as written in `assignRemainingPartitions`: every member reached is
+    /// offered the partition, and put back unless it left (the reference of [`Dealing`]).
+    fn deal_by_rotation(d: &mut Dealing, partitions: usize) -> Vec<Option<usize>> {
+        let mut takers = Vec::new();
+        for _ in 0..partitions {
+            let (mut i, mut taker) = (0, None);
+            while i < d.queue.len() && taker.is_none() {
+                let m = d.queue.pop_front().expect("i < len");
+                if d.remaining[m].is_some() && take_one(&mut d.remaining[m], &mut d.extras) {
+                    taker = Some(m);
+                }
+                if d.remaining[m].is_some() {
+                    d.queue.push_back(m);
+                }
+                i += 1;
+            }
+            takers.push(taker);
+        }
+        takers
+    }
+
+    proptest! {
+        /// Dropping the members that can never take a partition again changes no taker.
+        #[test]
+        fn dealing_gives_every_partition_to_kafkas_taker(
+            needs in proptest::collection::vec(0usize..4, 0..30),
+            extras in 0usize..12,
+            partitions in 0usize..80,
+        ) {
+            let n = needs.len();
+            let dealing = || Dealing {
+                queue: (0..n).collect(),
+                remaining: needs.iter().map(|&r| Some(r)).collect(),
+                extras,
+            };
+            let mut reference = dealing();
+            let expected = deal_by_rotation(&mut reference, partitions);
+            let mut d = dealing();
+            let takers: Vec<Option<usize>> = (0..partitions).map(|_| d.taker()).collect();
+            prop_assert_eq!(takers, expected);
+            prop_assert_eq!(d.extras, reference.extras);
+        }
+    }
+
+    /// Members 0..3 at `min` (0 needed), member 3 needs 2, no extras: the first partition
+    /// passes over 0, 1, 2 (they leave) and goes to 3, the second to 3 again, the third to
+    /// nobody (3 is full and left; the queue is empty).
+    #[test]
+    fn members_at_min_leave_once_no_extras_are_left() {
+        let mut d = Dealing {
+            queue: (0..4).collect(),
+            remaining: vec![Some(0), Some(0), Some(0), Some(2)],
+            extras: 0,
+        };
+        assert_eq!(d.taker(), Some(3));
+        assert_eq!(d.queue, VecDeque::from(vec![3]));
+        assert_eq!(d.taker(), Some(3));
+        assert_eq!(d.taker(), None);
+        assert!(d.queue.is_empty());
     }
 }
