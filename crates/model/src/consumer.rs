@@ -1206,6 +1206,7 @@ fn linear_times(
 
 /// KIP-429 `adjustAssignment`: a partition assigned to someone other than a member that
 /// claims it is removed from the new owner this round.
+///
 /// Claims are kept in a dense table (one slot per partition): the leader of a group of
 /// 1,000 members over 10,000 partitions checks every partition at each round.
 pub fn withhold_transfers(members: &[Member], assignment: &mut [(MemberId, Vec<Tp>)]) {

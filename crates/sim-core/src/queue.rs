@@ -1,9 +1,10 @@
 //! The event queue: a 4-ary heap (`dary_heap`: half the depth of a binary heap, so fewer cache
 //! misses per pop) keyed by `(time, rank, sched, seq)`, FIFO among equal times of equal rank,
 //! with timers that are cancelled or moved in O(log n) by lazy invalidation.
-//! The heap holds 32-byte keys only (two to a cache line); the events wait aside in a slab of reused slots, which
-//! holds exactly the live events (a re-armed timer's event replaces the old one in its slot),
-//! so a pop moves keys, not large events, and a stale entry holds no memory but its key.
+//! The heap holds 32-byte keys only (two to a cache line); the events wait aside in a slab of
+//! reused slots, which holds exactly the live events (a re-armed timer's event replaces the
+//! old one in its slot), so a pop moves keys, not large events, and a stale entry holds no
+//! memory but its key.
 //!
 //! Order among events of one instant: a lower `rank` first (the default, [`RANK_LAST`], is the
 //! highest: callers rank a few event kinds ahead of the rest); then the time at which the
