@@ -35,6 +35,11 @@ use sim_core::{SimTime, RANK_LAST};
 /// loop states and records).
 pub(super) const MAX_CYCLES: usize = 2;
 
+/// Steps a catch-up runs off every known cycle before it records them to find a new one: most
+/// members knocked off their cycle (a rebalance, a wake-up) are back on a known one within a
+/// few steps, and the snapshots of those steps would be dropped unused.
+const RECORD_AFTER: u32 = 6;
+
 /// How the world steps the members' poll loops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Stepping {
@@ -109,6 +114,7 @@ impl World<'_> {
     fn catch_up_until(&mut self, slot: usize, until: SimTime, inclusive: bool) {
         let mut ran = false;
         let mut recorder: Option<Recorder> = None;
+        let mut off_cycle_steps = 0;
         while let Some(step) = self.slots[slot].lazy {
             let due = step.at < until || (inclusive && step.at == until);
             if !due || !self.step_stays_quiet(slot, step.at) {
@@ -124,7 +130,8 @@ impl World<'_> {
                     recorder = None;
                     continue;
                 }
-                if recorder.is_none() {
+                off_cycle_steps += 1;
+                if recorder.is_none() && off_cycle_steps > RECORD_AFTER {
                     recorder = Some(Recorder::default());
                     match self.signature(slot, step) {
                         Some(signature) => {
