@@ -110,7 +110,8 @@ impl World<'_> {
     /// Runs the aside steps of `slot` due before `until` (and at `until` if `inclusive`),
     /// jumping along a known cycle of the member where one applies (`world/cycle.rs`): the
     /// jump is tried before every step (a member knocked off its cycle by an input is usually
-    /// back on it one step later); while none applies, the steps are recorded to find one.
+    /// back on it one step later); while none applies, the steps after the first
+    /// [`RECORD_AFTER`] are recorded to find a new one.
     fn catch_up_until(&mut self, slot: usize, until: SimTime, inclusive: bool) {
         let mut ran = false;
         let mut recorder: Option<Recorder> = None;
