@@ -1211,11 +1211,8 @@ fn linear_times(
 /// 1,000 members over 10,000 partitions checks every partition at each round.
 pub fn withhold_transfers(members: &[Member], assignment: &mut [(MemberId, Vec<Tp>)]) {
     let mut claimed: TpTable<&str> = TpTable::default();
-    for m in members {
-        for tp in &m.owned {
-            *claimed.get_or_insert_with(*tp, || m.id.as_str()) = m.id.as_str();
-        }
-    }
+    // A later claim replaces an earlier one, as in a map.
+    claimed.extend(members.iter().flat_map(|m| m.owned.iter().map(|tp| (*tp, m.id.as_str()))));
     for (id, parts) in assignment.iter_mut() {
         parts.retain(|tp| claimed.get(*tp).is_none_or(|owner| *owner == id.as_str()));
     }
