@@ -469,6 +469,15 @@ pub struct Consumer {
     cursor: usize,
     external: Option<external::ExternalState>,
     kip848: kip848::Kip848State,
+    /// The buffers of the last finished batch, reused by the next one (not loop state).
+    spare: SpareBatch,
+}
+
+/// Emptied buffers of a finished batch: a fetch fills them again instead of allocating.
+#[derive(Clone, Debug, Default)]
+struct SpareBatch {
+    parts: Vec<(Tp, u64, usize)>,
+    arrivals: Vec<(SimTime, SimTime)>,
 }
 
 impl Consumer {
@@ -499,6 +508,7 @@ impl Consumer {
             cursor: 0,
             external: None,
             kip848: kip848::Kip848State::default(),
+            spare: SpareBatch::default(),
         }
     }
 
@@ -974,7 +984,8 @@ impl Consumer {
             return None;
         }
         let mut budget = self.params.max_poll_records as u64;
-        let mut parts = Vec::with_capacity(self.owned.len());
+        let mut parts = std::mem::take(&mut self.spare.parts);
+        parts.clear();
         // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
         let split = *self.owned.keys().nth(self.cursor % self.owned.len()).expect("in range");
         self.cursor = self.cursor.wrapping_add(1);
@@ -996,6 +1007,7 @@ impl Consumer {
             self.owned.range_mut(..split).any(|(tp, p)| take_from(*tp, p));
         }
         if parts.is_empty() {
+            self.spare.parts = parts;
             return None;
         }
         Some(self.timed_batch(now, parts, env))
@@ -1008,7 +1020,8 @@ impl Consumer {
         env: &mut ConsumerEnv<'_>,
     ) -> Batch {
         let total: usize = parts.iter().map(|p| p.2).sum();
-        if let Some((times, end)) = linear_times(now, &parts, &self.params.processing, env) {
+        let spare = std::mem::take(&mut self.spare.arrivals);
+        if let Some((times, end)) = linear_times(now, &parts, &self.params.processing, env, spare) {
             return Batch { epoch: 0, parts, times, end, polled: now };
         }
         let mut arrivals = Vec::with_capacity(total);
@@ -1087,6 +1100,7 @@ impl Consumer {
         self.confirm_releases(batch.epoch, out);
         out.cancel(ConsumerTimer::MaxPoll { epoch: batch.epoch });
         let had_records = !batch.parts.is_empty();
+        self.keep_buffers(batch);
         match self.params.commit {
             CommitPolicy::SyncPerBatch if had_records => {
                 if let Some(request) = self.commit(self.positions(None), out) {
@@ -1107,6 +1121,14 @@ impl Consumer {
             self.close(out);
         } else {
             self.poll(now, env, out);
+        }
+    }
+
+    /// Keeps the buffers of a finished batch for the next fetch.
+    fn keep_buffers(&mut self, batch: Batch) {
+        self.spare.parts = batch.parts;
+        if let BatchTimes::Linear { arrivals, .. } = batch.times {
+            self.spare.arrivals = arrivals;
         }
     }
 
@@ -1183,24 +1205,23 @@ fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox)
 }
 
 /// A batch's times as progressions, and its end, when processing is constant and every part's
-/// arrivals are exactly evenly spaced.
+/// arrivals are exactly evenly spaced. The arrivals go into `arrivals` (emptied first).
 fn linear_times(
     now: SimTime,
     parts: &[(Tp, u64, usize)],
     processing: &ProcessingSampler,
     env: &mut ConsumerEnv<'_>,
+    mut arrivals: Vec<(SimTime, SimTime)>,
 ) -> Option<(BatchTimes, SimTime)> {
     let ProcessingSampler::Constant(each) = *processing else { return None };
     let total: u64 = parts.iter().map(|p| p.2 as u64).sum();
     // The same sum as adding the processing time record by record.
     let end = now.as_nanos().checked_add(each.as_nanos().checked_mul(total)?)?;
-    let arrivals = parts
-        .iter()
-        .map(|(tp, first, count)| {
-            let spacing = env.log.exact_spacing(*tp, *first, *count as u64)?;
-            Some((env.log.arrival(*tp, *first), spacing))
-        })
-        .collect::<Option<Vec<_>>>()?;
+    arrivals.clear();
+    for (tp, first, count) in parts {
+        let spacing = env.log.exact_spacing(*tp, *first, *count as u64)?;
+        arrivals.push((env.log.arrival(*tp, *first), spacing));
+    }
     Some((BatchTimes::Linear { start: now, each, arrivals }, SimTime::from_nanos(end)))
 }
 

@@ -292,6 +292,12 @@ struct World<'o> {
     spacings: Vec<Vec<Option<(SimTime, u64)>>>,
     /// The queue rank of the event being handled (`lazy::rank_of`).
     current_rank: u64,
+    /// Emptied member outboxes kept for reuse (`World::take_outbox`): a poll step fills one,
+    /// and reusing its buffers spares their allocations (a delivery can run another member's
+    /// steps before its own outbox is drained, so there may be several).
+    spare_outboxes: Vec<ConsumerOutbox>,
+    /// The buffer of a signature computed for a lookup (`World::locate`).
+    signature_scratch: Vec<i64>,
 }
 
 impl<'o> World<'o> {
@@ -362,6 +368,8 @@ impl<'o> World<'o> {
                 && matches!(scenario.consumer.processing, scenario::Processing::Constant(_)),
             spacings: vec![Vec::new(); order.len()],
             current_rank: RANK_LAST,
+            spare_outboxes: Vec::new(),
+            signature_scratch: Vec::new(),
         };
         world.init(scenario);
         world
@@ -711,7 +719,7 @@ impl<'o> World<'o> {
         }
         let Some(mut consumer) = self.slots[slot].consumer.take() else { return };
         let conn = consumer.conn();
-        let mut out = ConsumerOutbox::default();
+        let mut out = self.take_outbox();
         {
             let mut env = ConsumerEnv {
                 log: &mut self.logs,
@@ -726,11 +734,28 @@ impl<'o> World<'o> {
         self.set_aside(slot, now);
     }
 
-    fn apply_member_outbox(&mut self, now: SimTime, slot: usize, conn: Conn, out: ConsumerOutbox) {
-        for msg in out.sends {
+    /// An empty member outbox, with the buffers of one used before if any.
+    fn take_outbox(&mut self) -> ConsumerOutbox {
+        self.spare_outboxes.pop().unwrap_or_default()
+    }
+
+    /// Keeps a drained outbox's buffers for [`World::take_outbox`].
+    fn return_outbox(&mut self, out: ConsumerOutbox) {
+        debug_assert!(out.sends.is_empty() && out.timers.is_empty() && out.notes.is_empty());
+        self.spare_outboxes.push(out);
+    }
+
+    fn apply_member_outbox(
+        &mut self,
+        now: SimTime,
+        slot: usize,
+        conn: Conn,
+        mut out: ConsumerOutbox,
+    ) {
+        for msg in out.sends.drain(..) {
             self.queue.schedule(now + self.one_way, Ev::ToCoord(msg));
         }
-        for (timer, at) in out.timers {
+        for (timer, at) in out.timers.drain(..) {
             let id = self.slots[slot].timers[timer.slot()];
             // Poll-loop steps rank by slot, ahead of the other events of their instant.
             let rank = if lazy::is_poll_step(timer) { slot as u64 } else { RANK_LAST };
@@ -739,9 +764,10 @@ impl<'o> World<'o> {
                 None => self.queue.cancel(id),
             }
         }
-        for note in out.notes {
+        for note in out.notes.drain(..) {
             self.on_member_note(now, conn, note);
         }
+        self.return_outbox(out);
         if !self.slots[slot].alive() {
             self.mark_member_dirty(conn);
         }

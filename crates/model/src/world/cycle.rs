@@ -411,7 +411,22 @@ impl World<'_> {
     /// Looks `slot` (with pending step `step`) up on its cycles, with the signature of
     /// position `known` if given (debug builds check it against a fresh computation).
     fn locate(&mut self, slot: usize, step: LazyStep, known: Option<Position>) -> Option<OnCycle> {
-        let computed;
+        // A computed signature goes into the world's scratch buffer (one lookup per step of
+        // a member off its cycles: its allocation was a tenth of the lookup).
+        let mut computed = std::mem::take(&mut self.signature_scratch);
+        let found = self.locate_with(slot, step, known, &mut computed);
+        self.signature_scratch = computed;
+        found
+    }
+
+    /// [`World::locate`], computing the signature into `computed` when none is `known`.
+    fn locate_with(
+        &mut self,
+        slot: usize,
+        step: LazyStep,
+        known: Option<Position>,
+        computed: &mut Vec<i64>,
+    ) -> Option<OnCycle> {
         let signature = match known {
             Some(Position { signature, state }) => {
                 debug_assert!(
@@ -425,7 +440,9 @@ impl World<'_> {
                 signature
             }
             None => {
-                computed = self.signature(slot, step)?;
+                if !self.signature_into(slot, step, computed) {
+                    return None;
+                }
                 &computed[..]
             }
         };
@@ -503,18 +520,24 @@ impl World<'_> {
 
     /// The signature of `slot`'s loop state with pending step `step` (None: not periodic).
     pub(super) fn signature(&mut self, slot: usize, step: LazyStep) -> Option<Vec<i64>> {
-        if !self.periodic {
-            return None;
-        }
-        let consumer = self.slots[slot].consumer.as_ref()?;
+        let mut out = Vec::with_capacity(SIGNATURE_CAPACITY);
+        self.signature_into(slot, step, &mut out).then_some(out)
+    }
+
+    /// Writes the signature of `slot` at `step` into `out` (emptied first); false when it has
+    /// none (not periodic).
+    fn signature_into(&mut self, slot: usize, step: LazyStep, out: &mut Vec<i64>) -> bool {
+        out.clear();
+        let Some(consumer) = self.slots[slot].consumer.as_ref().filter(|_| self.periodic) else {
+            return false;
+        };
         let kind = u8::from(matches!(step.timer, ConsumerTimer::PollWake { .. }));
         let spacings = &self.spacings;
         let spacing = |tp: Tp| spacings[tp.topic as usize][tp.partition as usize];
-        let mut out = Vec::with_capacity(SIGNATURE_CAPACITY);
         let armed = step.armed.as_nanos() as i64 - consumer.last_poll().as_nanos() as i64;
-        let ok = consumer.loop_signature(&mut self.logs, &spacing, (kind, step.at), &mut out);
+        let ok = consumer.loop_signature(&mut self.logs, &spacing, (kind, step.at), out);
         out.push(armed);
-        ok.then_some(out)
+        ok
     }
 
     /// Emits the records of the `m` steps after phase `q` of a member at `S_q + shift`: per

@@ -24,9 +24,7 @@
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::{Ev, World};
-use crate::consumer::{
-    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer,
-};
+use crate::consumer::{Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerTimer};
 use crate::types::{Conn, ToMember};
 use sim_core::{SimTime, RANK_LAST};
 
@@ -237,7 +235,7 @@ impl World<'_> {
         self.slots[slot].forget_cycle_position();
         let mut consumer = self.slots[slot].consumer.take().expect("an aside member is alive");
         let conn = consumer.conn();
-        let mut out = ConsumerOutbox::default();
+        let mut out = self.take_outbox();
         {
             let mut env = ConsumerEnv {
                 log: &mut self.logs,
@@ -250,7 +248,7 @@ impl World<'_> {
         self.slots[slot].consumer = Some(consumer);
         assert!(out.sends.is_empty(), "a quiet poll step of {conn:?} sent {:?}", out.sends);
         let mut next = None;
-        for (timer, at) in out.timers {
+        for (timer, at) in out.timers.drain(..) {
             match (timer, at) {
                 (t, Some(at)) if is_poll_step(t) => {
                     next = Some(LazyStep { at, timer: t, armed: step.at })
@@ -264,7 +262,7 @@ impl World<'_> {
         }
         self.slots[slot].lazy = next;
         let mut kept = Vec::with_capacity(if keep { out.notes.len() } else { 0 });
-        for note in out.notes {
+        for note in out.notes.drain(..) {
             let ConsumerNote::Processed { tp, first, times } = &note else {
                 panic!("a quiet poll step of {conn:?} reported {note:?}");
             };
@@ -273,6 +271,7 @@ impl World<'_> {
             }
             self.on_member_note(step.at, conn, note);
         }
+        self.return_outbox(out);
         kept
     }
 
