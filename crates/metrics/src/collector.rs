@@ -238,14 +238,13 @@ impl Collector {
                         arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied());
                     record_latencies(e2e, pairs)
                 }
-                RecordTimes::Linear { arrival, arrival_step, end, end_step, .. } => {
-                    let at = |first: SimTime, step: SimTime, i: u64| {
-                        first + SimTime::from_nanos(step.as_nanos() * i)
-                    };
-                    let pairs = (from..to)
-                        .map(|i| (at(*arrival, *arrival_step, i), at(*end, *end_step, i)));
-                    record_latencies(e2e, pairs)
-                }
+                RecordTimes::Linear { arrival, arrival_step, end, end_step, .. } => e2e
+                    .record_linear(
+                        (arrival.as_nanos(), arrival_step.as_nanos()),
+                        (end.as_nanos(), end_step.as_nanos()),
+                        from,
+                        to,
+                    ),
             }
         });
     }
