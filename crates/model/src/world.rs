@@ -717,21 +717,28 @@ impl<'o> World<'o> {
         if !lazy::ignores_poll_loop(&input) {
             self.touch_for(slot, now, &input);
         }
-        let Some(mut consumer) = self.slots[slot].consumer.take() else { return };
-        let conn = consumer.conn();
         let mut out = self.take_outbox();
-        {
-            let mut env = ConsumerEnv {
-                log: &mut self.logs,
-                rng: &mut self.slots[slot].rng,
-                assignor_rng: &mut self.assignor_rng,
-                topics: &self.topics,
-            };
-            consumer.handle(now, input, &mut env, &mut out);
-        }
-        self.slots[slot].consumer = Some(consumer);
+        let Some(conn) = self.run_member(slot, now, input, &mut out) else { return };
         self.apply_member_outbox(now, slot, conn, out);
         self.set_aside(slot, now);
+    }
+
+    /// Runs the machine of the member in `slot` on `input` into `out`, in place (a member
+    /// is large: moving it out and back was a copy per step); its address, or `None` when
+    /// the slot holds no member.
+    fn run_member(
+        &mut self,
+        slot: usize,
+        now: SimTime,
+        input: ConsumerInput,
+        out: &mut ConsumerOutbox,
+    ) -> Option<Conn> {
+        let World { slots, logs, assignor_rng, topics, .. } = self;
+        let s = &mut slots[slot];
+        let consumer = s.consumer.as_mut()?;
+        let mut env = ConsumerEnv { log: logs, rng: &mut s.rng, assignor_rng, topics };
+        consumer.handle(now, input, &mut env, out);
+        Some(consumer.conn())
     }
 
     /// An empty member outbox, with the buffers of one used before if any.

@@ -24,7 +24,7 @@
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::{Ev, World};
-use crate::consumer::{Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerTimer};
+use crate::consumer::{Consumer, ConsumerInput, ConsumerNote, ConsumerTimer};
 use crate::types::{Conn, ToMember};
 use sim_core::{SimTime, RANK_LAST};
 
@@ -233,19 +233,9 @@ impl World<'_> {
     /// when `keep`).
     fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
         self.slots[slot].forget_cycle_position();
-        let mut consumer = self.slots[slot].consumer.take().expect("an aside member is alive");
-        let conn = consumer.conn();
         let mut out = self.take_outbox();
-        {
-            let mut env = ConsumerEnv {
-                log: &mut self.logs,
-                rng: &mut self.slots[slot].rng,
-                assignor_rng: &mut self.assignor_rng,
-                topics: &self.topics,
-            };
-            consumer.handle(step.at, ConsumerInput::Timer(step.timer), &mut env, &mut out);
-        }
-        self.slots[slot].consumer = Some(consumer);
+        let input = ConsumerInput::Timer(step.timer);
+        let conn = self.run_member(slot, step.at, input, &mut out).expect("an aside member");
         assert!(out.sends.is_empty(), "a quiet poll step of {conn:?} sent {:?}", out.sends);
         let mut next = None;
         for (timer, at) in out.timers.drain(..) {
