@@ -31,11 +31,14 @@ use crate::types::{
 use assignors::{AssignorName, GroupInput, Member, Topic};
 use scenario::{Client, CommitPolicy, OffsetReset};
 use sim_core::{SimRng, SimTime};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 mod external;
 mod kip848;
+mod positions;
 mod steps;
+
+use positions::Positions;
 pub use steps::{LoopShift, LoopState};
 
 /// Eager or cooperative rebalancing on the client.
@@ -452,7 +455,7 @@ pub struct Consumer {
     generation: i32,
     phase: Phase,
     rejoin_needed: bool,
-    owned: BTreeMap<Tp, u64>,
+    owned: Positions,
     owned_generation: i32,
     pending: Option<SyncOk>,
     batch: Option<Batch>,
@@ -492,7 +495,7 @@ impl Consumer {
             generation: -1,
             phase: Phase::Unjoined,
             rejoin_needed: true,
-            owned: BTreeMap::new(),
+            owned: Positions::default(),
             owned_generation: -1,
             pending: None,
             batch: None,
@@ -987,7 +990,7 @@ impl Consumer {
         let mut parts = std::mem::take(&mut self.spare.parts);
         parts.clear();
         // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
-        let split = *self.owned.keys().nth(self.cursor % self.owned.len()).expect("in range");
+        let start = self.cursor % self.owned.len();
         self.cursor = self.cursor.wrapping_add(1);
         let mut take_from = |tp: Tp, position: &mut u64| -> bool {
             if *position != NO_POSITION {
@@ -1002,9 +1005,10 @@ impl Consumer {
             }
             budget == 0
         };
-        let full = self.owned.range_mut(split..).any(|(tp, p)| take_from(*tp, p));
+        let (from, before) = self.owned.rotation_mut(start);
+        let full = from.iter_mut().any(|(tp, p)| take_from(*tp, p));
         if !full {
-            self.owned.range_mut(..split).any(|(tp, p)| take_from(*tp, p));
+            before.iter_mut().any(|(tp, p)| take_from(*tp, p));
         }
         if parts.is_empty() {
             self.spare.parts = parts;

@@ -1,0 +1,149 @@
+//! A member's owned partitions and their fetch positions, as a vector sorted by partition.
+//!
+//! A member owns a handful of partitions (ten in the reference scenario) and every poll-loop
+//! step walks all of them (the fetch, the wake-up, the fast stepping's signature), so a sorted
+//! vector beats a `BTreeMap` here: the walk is a slice, the fetch rotation two slices. The
+//! interface is the map's (iteration in partition order), so the consumer reads the same.
+
+use assignors::Tp;
+
+/// A run of (partition, position) entries.
+type Entries = [(Tp, u64)];
+
+/// Owned partitions with their positions, sorted by partition (no partition twice).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Positions {
+    entries: Vec<(Tp, u64)>,
+}
+
+impl Positions {
+    fn find(&self, tp: &Tp) -> Result<usize, usize> {
+        self.entries.binary_search_by_key(tp, |e| e.0)
+    }
+
+    /// The position of `tp`, if owned.
+    pub(super) fn get(&self, tp: &Tp) -> Option<&u64> {
+        self.find(tp).ok().map(|i| &self.entries[i].1)
+    }
+
+    /// Whether `tp` is owned.
+    pub(super) fn contains_key(&self, tp: &Tp) -> bool {
+        self.find(tp).is_ok()
+    }
+
+    /// Sets the position of `tp` (owning it if it was not); the position it had, if any.
+    pub(super) fn insert(&mut self, tp: Tp, position: u64) -> Option<u64> {
+        match self.find(&tp) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, position)),
+            Err(i) => {
+                self.entries.insert(i, (tp, position));
+                None
+            }
+        }
+    }
+
+    /// Stops owning `tp`; its position, if it was owned.
+    pub(super) fn remove(&mut self, tp: &Tp) -> Option<u64> {
+        let i = self.find(tp).ok()?;
+        Some(self.entries.remove(i).1)
+    }
+
+    /// Owns nothing.
+    pub(super) fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Partitions owned.
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is owned.
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// (partition, position) in partition order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&Tp, &u64)> {
+        self.entries.iter().map(|(tp, p)| (tp, p))
+    }
+
+    /// The partitions, in order.
+    pub(super) fn keys(&self) -> impl Iterator<Item = &Tp> {
+        self.entries.iter().map(|e| &e.0)
+    }
+
+    /// The positions, in partition order.
+    pub(super) fn values(&self) -> impl Iterator<Item = &u64> {
+        self.entries.iter().map(|e| &e.1)
+    }
+
+    /// The positions, in partition order, to change.
+    pub(super) fn values_mut(&mut self) -> impl Iterator<Item = &mut u64> {
+        self.entries.iter_mut().map(|e| &mut e.1)
+    }
+
+    /// The entries in rotation from the `start`-th (`start < len`): those from it on, then
+    /// those before it.
+    pub(super) fn rotation_mut(&mut self, start: usize) -> (&mut Entries, &mut Entries) {
+        let (before, from) = self.entries.split_at_mut(start);
+        (from, before)
+    }
+}
+
+impl<'a> IntoIterator for &'a Positions {
+    type Item = (&'a Tp, &'a u64);
+    type IntoIter =
+        std::iter::Map<std::slice::Iter<'a, (Tp, u64)>, fn(&'a (Tp, u64)) -> Self::Item>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(tp, p)| (tp, p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn tp(topic: u32, partition: u32) -> Tp {
+        Tp { topic, partition }
+    }
+
+    proptest! {
+        /// Any sequence of inserts and removes leaves the entries, and gives the answers, of a
+        /// `BTreeMap` doing the same.
+        #[test]
+        fn behaves_like_a_btree_map(ops in prop::collection::vec((0u8..3, 0u32..3, 0u32..6, 0u64..9), 0..60)) {
+            let (mut vec, mut map) = (Positions::default(), BTreeMap::new());
+            for (op, topic, partition, position) in ops {
+                let key = tp(topic, partition);
+                match op {
+                    0 => prop_assert_eq!(vec.insert(key, position), map.insert(key, position)),
+                    1 => prop_assert_eq!(vec.remove(&key), map.remove(&key)),
+                    _ => prop_assert_eq!(vec.get(&key), map.get(&key)),
+                }
+                prop_assert_eq!(vec.contains_key(&key), map.contains_key(&key));
+                prop_assert_eq!(vec.len(), map.len());
+                prop_assert!(vec.iter().eq(map.iter()));
+                prop_assert!((&vec).into_iter().eq(map.iter()));
+            }
+        }
+    }
+
+    /// The fetch rotation: from the second of three partitions, then the first.
+    #[test]
+    fn rotation_starts_at_the_given_place() {
+        let mut p = Positions::default();
+        for (i, partition) in [2, 0, 1].into_iter().enumerate() {
+            p.insert(tp(0, partition), 10 * i as u64);
+        }
+        let (from, before) = p.rotation_mut(1);
+        assert_eq!(from, &[(tp(0, 1), 20), (tp(0, 2), 0)]);
+        assert_eq!(before, &[(tp(0, 0), 10)]);
+        from[0].1 = 21;
+        assert_eq!(p.get(&tp(0, 1)), Some(&21));
+        assert!(p.values().copied().eq([10, 21, 0]));
+    }
+}
