@@ -157,34 +157,172 @@ pub fn write_ownership_csv(mut out: impl Write, reports: &[RunReport]) -> io::Re
     out.write_all(&buf)
 }
 
-/// Formats times as csv's serde serializer does (`ryu::Buffer::format`), remembering the text
-/// of the last end time: a row usually starts where the one before it ended, and the same bits
-/// format to the same text, so most start times are copied instead of formatted again.
+/// Formats times as csv's serde serializer does (`ryu::Buffer::format`, by [`SecondsText`]),
+/// remembering the text of the last end time: a row usually starts where the one before it
+/// ended, and the same bits format to the same text, so most start times are copied instead of
+/// formatted again.
 #[derive(Default)]
 struct TimeText {
-    ryu: ryu::Buffer,
-    /// The bits of the last end time and its text (`None` before the first row).
-    last_end: Option<(u64, Vec<u8>)>,
+    format: SecondsText,
+    /// The bits of the last end time, its text and the text's length (`None` before the first
+    /// row).
+    last_end: Option<(u64, [u8; RYU_MAX_LEN], usize)>,
 }
 
 impl TimeText {
     /// Appends the text of a start time to `buf`.
     fn push_start(&mut self, buf: &mut Vec<u8>, start_s: f64) {
         match &self.last_end {
-            Some((bits, text)) if *bits == start_s.to_bits() => buf.extend_from_slice(text),
-            _ => buf.extend_from_slice(self.ryu.format(start_s).as_bytes()),
+            Some((bits, text, len)) if *bits == start_s.to_bits() => {
+                buf.extend_from_slice(&text[..*len]);
+            }
+            _ => buf.extend_from_slice(self.format.format(start_s)),
         }
     }
 
     /// Appends the text of an end time to `buf` and remembers it.
     fn push_end(&mut self, buf: &mut Vec<u8>, end_s: f64) {
-        let text = self.ryu.format(end_s).as_bytes();
+        let text = self.format.format(end_s);
         buf.extend_from_slice(text);
-        let (bits, last) = self.last_end.get_or_insert_with(|| (0, Vec::new()));
+        let (bits, last, len) = self.last_end.get_or_insert((0, [0; RYU_MAX_LEN], 0));
         *bits = end_s.to_bits();
-        last.clear();
-        last.extend_from_slice(text);
+        last[..text.len()].copy_from_slice(text);
+        *len = text.len();
     }
+}
+
+/// The longest text `ryu::Buffer::format` writes for an `f64` (`-1.2345678901234567e-308`;
+/// ryu's buffer holds 24 bytes).
+const RYU_MAX_LEN: usize = 24;
+
+/// Formats an `f64` to exactly the text of `ryu::Buffer::format`, faster for the simulator's
+/// times: seconds made from whole nanoseconds (`SimTime::as_secs_f64`, `nanos as f64 / 1e9`).
+///
+/// Fast path: for finite `0 <= x < 2^23` (97 days), `n = round(x * 1e9)` is taken (by
+/// [`whole_nanos`], which finds it for every whole number of nanoseconds), and used
+/// only if `n as f64 / 1e9` has the bits of `x`, i.e. the decimal `D = n / 10^9` rounds to `x`
+/// (`n < 2^23 * 10^9 < 2^53` is exact as an `f64` and IEEE division rounds correctly, as
+/// `as_secs_f64` computes it). The text is then `D` with its trailing zeros trimmed. Why this
+/// is ryu's output (the shortest decimal rounding to `x`, the closest one if several are
+/// shortest; ryu 1.0 `d2s.rs`):
+/// - Let `D` have `k` significant digits, the last at `10^q` (`q >= -9`). Any other decimal
+///   of at most `k` significant digits is at least `10^q` from `D`: one at `D`'s leading
+///   position or above is a multiple of `10^q`; one below `D`'s leading power `10^p` (when
+///   `D > 10^p`, so `D >= 10^p + 10^q`) is a multiple of `10^(q-1)` below `10^p`, so more than
+///   `10^q` away; when `D = 10^p`, one below has at most one digit, so is at most `0.9 D`.
+/// - All decimals rounding to `x` lie within an interval of width at most `ulp(x)`, and
+///   `ulp(x) <= 2^-30 < 10^-9 <= 10^q` for `x < 2^23` (and `ulp(x) < 0.1 x`). So `D` is the
+///   only decimal of at most `k` digits that rounds to `x`: ryu writes `D`'s digits.
+/// - Layout (ryu 1.0 `pretty/mod.rs` `format64`): for `10^(kk-1) <= D < 10^kk`, ryu writes
+///   `D` positionally when `-5 < kk <= 16`: `I.0` for a whole `D`, `I.fff` (`I` may be `0`,
+///   the fraction then may start with zeros) otherwise. `D < 2^23` has `kk <= 7`; `kk > -5`
+///   means `D >= 10^-5`, i.e. `n >= 10^4`. `n = 0` is `+0.0`, written `0.0` by ryu.
+///
+/// Otherwise (negative, `-0.0`, `n < 10^4`, `x >= 2^23`, not a whole number of nanoseconds,
+/// NaN, infinite) ryu formats `x`.
+#[derive(Default)]
+struct SecondsText {
+    ryu: ryu::Buffer,
+    /// The fast path's text: the whole seconds end at `DOT`, the fraction follows.
+    fast: [u8; 32],
+}
+
+/// Where [`SecondsText`]'s fast path puts the decimal point (the whole seconds, below `2^23`,
+/// have at most 7 digits).
+const DOT: usize = 8;
+
+/// The two decimal digits of each number below 100.
+const PAIRS: [[u8; 2]; 100] = {
+    let mut pairs = [[0; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    pairs
+};
+
+impl SecondsText {
+    /// The text of `x`, byte for byte `ryu::Buffer::format(x)`.
+    #[inline]
+    fn format(&mut self, x: f64) -> &[u8] {
+        match whole_nanos(x) {
+            Some(n) => {
+                let range = self.write_nanos(n);
+                &self.fast[range]
+            }
+            None => self.ryu.format(x).as_bytes(),
+        }
+    }
+
+    /// Writes `n` nanoseconds as seconds (`123.45`, `5.0`, `0.00001`) into `fast` and returns
+    /// where the text is. `n` is below `2^23 * 10^9`.
+    #[inline]
+    fn write_nanos(&mut self, n: u64) -> std::ops::Range<usize> {
+        const NANOS_PER_SEC: u64 = 1_000_000_000;
+        let (mut whole, frac) = (n / NANOS_PER_SEC, (n % NANOS_PER_SEC) as u32);
+        let fast = &mut self.fast;
+        // Whole seconds, two digits at a time, leftwards from the point.
+        let mut start = DOT;
+        while whole >= 100 {
+            start -= 2;
+            fast[start..start + 2].copy_from_slice(&PAIRS[(whole % 100) as usize]);
+            whole /= 100;
+        }
+        if whole >= 10 {
+            start -= 2;
+            fast[start..start + 2].copy_from_slice(&PAIRS[whole as usize]);
+        } else {
+            start -= 1;
+            fast[start] = b'0' + whole as u8;
+        }
+        fast[DOT] = b'.';
+        if frac == 0 {
+            fast[DOT + 1] = b'0';
+            return start..DOT + 2;
+        }
+        // The fraction's digits (four when they end in five zeros, as times of whole 0.1 ms
+        // do, else nine), the last pair first, then trailing zeros trimmed (`frac` is not 0).
+        let (mut rest, len) = if frac % 100_000 == 0 { (frac / 100_000, 4) } else { (frac, 9) };
+        let end = DOT + 1 + len;
+        let mut at = end;
+        while at > DOT + 2 {
+            fast[at - 2..at].copy_from_slice(&PAIRS[(rest % 100) as usize]);
+            rest /= 100;
+            at -= 2;
+        }
+        if at == DOT + 2 {
+            fast[DOT + 1] = b'0' + rest as u8;
+        }
+        let mut end = end;
+        while fast[end - 1] == b'0' {
+            end -= 1;
+        }
+        start..end
+    }
+}
+
+/// The number of nanoseconds `n` whose seconds `n as f64 / 1e9` are `x` (bit for bit), when
+/// [`SecondsText`]'s fast path may write them: `n` is 0 or at least `10^4`, `x` below `2^23`.
+#[inline]
+fn whole_nanos(x: f64) -> Option<u64> {
+    /// `2^23` seconds: the bound of the fast path (see [`SecondsText`]).
+    const LIMIT_S: f64 = 8_388_608.0;
+    // Also false for NaN; `-0.0` passes here and fails the bit comparison.
+    if !(0.0..LIMIT_S).contains(&x) {
+        return None;
+    }
+    // The nanoseconds are recovered from the whole seconds and the fraction (`x - whole` is
+    // exact). When `n as f64 / 1e9 == x`, `|x - n / 10^9| <= ulp(x) / 2 <= 2^-31 s`, i.e.
+    // 0.466 ns, and the product and sum add at most 1.2e-7 ns: the cast rounds to `n`. So
+    // every whole number of nanoseconds from 10^4 to below 2^23 s takes the fast path.
+    // The casts go through `u32` and `i64`, single instructions on x86-64 (`u64` ones are not):
+    // `x < 2^23`, the fraction is below `10^9 + 1` and `n` below `2^53`.
+    let whole_s = x as u32;
+    let frac_ns = ((x - f64::from(whole_s)) * 1e9 + 0.5) as u32;
+    let n = u64::from(whole_s) * 1_000_000_000 + u64::from(frac_ns);
+    let exact = (n as i64 as f64 / 1e9).to_bits() == x.to_bits();
+    (exact && (n == 0 || n >= 10_000)).then_some(n)
 }
 
 /// The bytes csv writes for the first five columns of `row` and the delimiter after them:
@@ -489,6 +627,124 @@ cooperative,sticky,true,t,2,0.5,2.0,,idle
         assert_eq!(fast, serde);
         // The empty protocol is written empty (not `""`) and the topic quoted.
         assert!(fast.ends_with("\n,range,false,\"\"\"q\"\"\",0,1.0,2.0,c,idle\n"));
+    }
+
+    /// 2^23 s in nanoseconds: the fast path takes whole nanoseconds from 10^4 up to below it.
+    const FAST_LIMIT_NS: u64 = 8_388_608_000_000_000;
+
+    /// `SecondsText` next to ryu for one `x`.
+    fn both_texts(x: f64) -> (String, String) {
+        let ours = String::from_utf8(SecondsText::default().format(x).to_vec()).unwrap();
+        (ours, ryu::Buffer::new().format(x).to_owned())
+    }
+
+    /// Hand-picked values: each is written as ryu writes it, and the expected texts are ryu's
+    /// layout derived by hand (shortest round-trip digits; positional from 1e-5 up to below
+    /// 1e16, an exponent otherwise; `.0` after a whole number).
+    #[test]
+    fn seconds_text_writes_ryu_text_on_edge_values() {
+        let subnormal = f64::from_bits(1);
+        let cases: [(f64, &str); 26] = [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1e-9, "1e-9"),
+            (9.999e-6, "9.999e-6"),
+            (1e-5, "0.00001"),
+            (1.0001e-5, "0.000010001"),
+            (9.9999e-5, "0.000099999"),
+            (1e-4, "0.0001"),
+            (0.001, "0.001"),
+            (0.01, "0.01"),
+            (0.1, "0.1"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1.0, "1.0"),
+            (5.0, "5.0"),
+            (6.002, "6.002"),
+            (10.0, "10.0"),
+            (123_456.789, "123456.789"),
+            (8_388_607.999_999_999, "8388607.999999999"),
+            (8_388_608.0, "8388608.0"),
+            (9_007_199.254_740_993, "9007199.254740993"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e16"),
+            (1e21, "1e21"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (subnormal, "5e-324"),
+        ];
+        for (x, expected) in cases {
+            let (ours, ryu) = both_texts(x);
+            assert_eq!((ours.as_str(), ryu.as_str()), (expected, expected), "{x:e}");
+        }
+        for x in [-1.5, f64::from_bits(0x000F_FFFF_FFFF_FFFF), f64::NAN, f64::INFINITY] {
+            let (ours, ryu) = both_texts(x);
+            assert_eq!(ours, ryu, "{x:e}");
+        }
+    }
+
+    /// The fast path takes the simulator's times and leaves the rest to ryu: a time of whole
+    /// nanoseconds from 10 us to below 2^23 s (and 0.0) has its nanoseconds recovered; `-0.0`,
+    /// a time below 10 us (ryu writes an exponent), one from 2^23 s and one off a whole
+    /// nanosecond (0.1 + 0.2 is one ulp above 0.3) do not.
+    #[test]
+    fn fast_path_takes_whole_nanoseconds_only() {
+        assert_eq!(whole_nanos(0.0), Some(0));
+        assert_eq!(whole_nanos(1e-5), Some(10_000));
+        assert_eq!(whole_nanos(6.002), Some(6_002_000_000));
+        assert_eq!(whole_nanos(3_600.000_000_001), Some(3_600_000_000_001));
+        assert_eq!(whole_nanos(8_388_607.999_999_999), Some(8_388_607_999_999_999));
+        for x in [-0.0, 9.999e-6, 1e-9, 8_388_608.0, 0.1 + 0.2, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(whole_nanos(x), None, "{x:e}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+        /// Times of whole nanoseconds, as `SimTime::as_secs_f64` makes them, of a run's range
+        /// and of any `u64`, and the doubles next to them (not whole nanoseconds, mostly).
+        #[test]
+        fn seconds_text_matches_ryu_on_nanosecond_times(
+            hour in 0u64..4_000_000_000_000,
+            any in proptest::prelude::any::<u64>(),
+            step in -2i64..=2,
+        ) {
+            for n in [hour, any, any >> 11, any >> 20, hour / 1_000_000 * 1_000_000] {
+                let x = n as f64 / 1e9;
+                if (10_000..FAST_LIMIT_NS).contains(&n) {
+                    proptest::prop_assert_eq!(whole_nanos(x), Some(n));
+                }
+                let neighbour = f64::from_bits(x.to_bits().wrapping_add_signed(step));
+                for x in [x, neighbour] {
+                    let (ours, ryu) = both_texts(x);
+                    proptest::prop_assert_eq!(ours, ryu, "n = {}", n);
+                }
+            }
+        }
+
+        /// Any bit pattern (finite or not).
+        #[test]
+        fn seconds_text_matches_ryu_on_any_bits(bits in proptest::prelude::any::<u64>()) {
+            let x = f64::from_bits(bits);
+            let (ours, ryu) = both_texts(x);
+            proptest::prop_assert_eq!(ours, ryu);
+        }
+    }
+
+    /// Every nanosecond count around the fast path's bounds (10^4 ns, where ryu turns to an
+    /// exponent, and 2^23 s, where it ends) and around whole seconds.
+    #[test]
+    fn seconds_text_matches_ryu_around_the_fast_path_bounds() {
+        let centres = [10_000, 100_000, 1_000_000_000, 3_600_000_000_000, FAST_LIMIT_NS];
+        for centre in centres {
+            for n in centre - 2_000..centre + 2_000 {
+                let x = n as f64 / 1e9;
+                let (ours, ryu) = both_texts(x);
+                assert_eq!(ours, ryu, "n = {n}");
+                let fast = (10_000..FAST_LIMIT_NS).contains(&n);
+                assert_eq!(whole_nanos(x), fast.then_some(n), "n = {n}");
+            }
+        }
     }
 
     #[test]
