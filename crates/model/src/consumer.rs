@@ -918,9 +918,7 @@ impl Consumer {
         if self.params.auto_commit() {
             self.commit(self.positions(Some(&revoked)), out);
         }
-        for tp in &revoked {
-            self.owned.remove(tp);
-        }
+        self.owned.retain(|tp| assigned.contains(tp));
         out.note(ConsumerNote::Revoked { tps: revoked, cause: RevokeCause::Revoked });
         true
     }
@@ -938,13 +936,7 @@ impl Consumer {
         }
         let assigned: BTreeSet<Tp> = sync.assigned.iter().copied().collect();
         let revoked_now = self.revoke_missing(&assigned, out);
-        for (tp, committed) in sync.committed {
-            if self.owned.contains_key(&tp) {
-                continue;
-            }
-            let position = self.start_position(now, tp, committed, env, out);
-            self.owned.insert(tp, position);
-        }
+        self.take_new(now, sync.committed, env, out);
         self.owned_generation = sync.generation;
         if revoked_now {
             self.rejoin_needed = true;
@@ -955,6 +947,26 @@ impl Consumer {
             generation: sync.generation,
             rejoining,
         });
+    }
+
+    /// Owns the partitions of `assigned` not owned yet, from their committed offsets (or the
+    /// reset policy's).
+    fn take_new(
+        &mut self,
+        now: SimTime,
+        assigned: Vec<(Tp, Option<u64>)>,
+        env: &mut ConsumerEnv<'_>,
+        out: &mut ConsumerOutbox,
+    ) -> bool {
+        let mut added = Vec::new();
+        for (tp, committed) in assigned {
+            if !self.owned.contains_key(&tp) {
+                added.push((tp, self.start_position(now, tp, committed, env, out)));
+            }
+        }
+        let any = !added.is_empty();
+        self.owned.add_new(added);
+        any
     }
 
     fn start_position(

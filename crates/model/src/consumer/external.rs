@@ -15,6 +15,7 @@
 use super::{Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, RevokeCause};
 use crate::types::Tp;
 use sim_core::SimTime;
+use std::collections::BTreeSet;
 
 /// A partition being released while its records are in the batch in progress.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,13 +69,7 @@ impl Consumer {
         if self.external.is_none() {
             return;
         }
-        for (tp, committed) in assigned {
-            if self.owned.contains_key(&tp) {
-                continue;
-            }
-            let position = self.start_position(now, tp, committed, env, out);
-            self.owned.insert(tp, position);
-        }
+        self.take_new(now, assigned, env, out);
         out.note(ConsumerNote::Assigned { owned: self.owned(), generation: 0, rejoining: false });
         self.wake(now, env, out);
     }
@@ -91,8 +86,13 @@ impl Consumer {
         let Some(mut ext) = self.external.take() else { return };
         let mut at_once = Vec::new();
         let deadline = now + confirm_wait;
+        // Removed in one pass after the loop (a member may release thousands).
+        let mut released = BTreeSet::new();
         for tp in tps {
-            let Some(position) = self.owned.remove(&tp) else { continue };
+            let Some(&position) = self.owned.get(&tp) else { continue };
+            if !released.insert(tp) {
+                continue; // Named twice: released once, as by a removal.
+            }
             match self
                 .batch
                 .as_ref()
@@ -105,6 +105,7 @@ impl Consumer {
                 None => at_once.push((tp, position)),
             }
         }
+        self.owned.retain(|tp| !released.contains(tp));
         let wait_until = (!ext.releasing.is_empty()).then_some(deadline);
         self.external = Some(ext);
         hand_back(at_once, wait_until, out);

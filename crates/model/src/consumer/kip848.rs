@@ -151,14 +151,7 @@ impl Consumer {
         let assigned: BTreeSet<Tp> = ok.assigned.iter().copied().collect();
         // Revocations commit with the current epoch, before it changes.
         let revoked = self.revoke_missing(&assigned, out);
-        let mut added = false;
-        for (tp, committed) in ok.committed {
-            if !self.owned.contains_key(&tp) {
-                let position = self.start_position(now, tp, committed, env, out);
-                self.owned.insert(tp, position);
-                added = true;
-            }
-        }
+        let added = self.take_new(now, ok.committed, env, out);
         let epoch_changed = ok.member_epoch != self.generation;
         self.generation = ok.member_epoch;
         self.owned_generation = ok.member_epoch;

@@ -4,6 +4,9 @@
 //! step walks all of them (the fetch, the wake-up, the fast stepping's signature), so a sorted
 //! vector beats a `BTreeMap` here: the walk is a slice, the fetch rotation two slices. The
 //! interface is the map's (iteration in partition order), so the consumer reads the same.
+//! A member may also own thousands of partitions (the first of a group owns them all): changes
+//! of many partitions at once go through [`Positions::add_new`] and [`Positions::retain`],
+//! which cost one pass (and a sort), not a shift of the vector per partition.
 
 use assignors::Tp;
 
@@ -31,21 +34,24 @@ impl Positions {
         self.find(tp).is_ok()
     }
 
-    /// Sets the position of `tp` (owning it if it was not); the position it had, if any.
-    pub(super) fn insert(&mut self, tp: Tp, position: u64) -> Option<u64> {
-        match self.find(&tp) {
-            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, position)),
-            Err(i) => {
-                self.entries.insert(i, (tp, position));
-                None
-            }
+    /// Owns `added` too: partitions not owned yet, each once (debug builds check), in any
+    /// order. One sort instead of an insertion each.
+    pub(super) fn add_new(&mut self, added: impl IntoIterator<Item = (Tp, u64)>) {
+        let before = self.entries.len();
+        self.entries.extend(added);
+        let appended_in_order = self.entries[before.saturating_sub(1)..].is_sorted_by_key(|e| e.0);
+        if !appended_in_order {
+            self.entries.sort_unstable_by_key(|e| e.0);
         }
+        debug_assert!(
+            self.entries.windows(2).all(|w| w[0].0 < w[1].0),
+            "a partition added twice, or one already owned"
+        );
     }
 
-    /// Stops owning `tp`; its position, if it was owned.
-    pub(super) fn remove(&mut self, tp: &Tp) -> Option<u64> {
-        let i = self.find(tp).ok()?;
-        Some(self.entries.remove(i).1)
+    /// Keeps only the partitions for which `keep` holds.
+    pub(super) fn retain(&mut self, mut keep: impl FnMut(&Tp) -> bool) {
+        self.entries.retain(|e| keep(&e.0));
     }
 
     /// Owns nothing.
@@ -112,16 +118,22 @@ mod tests {
     }
 
     proptest! {
-        /// Any sequence of inserts and removes leaves the entries, and gives the answers, of a
-        /// `BTreeMap` doing the same.
+        /// Any sequence of additions and removals of one partition leaves the entries, and
+        /// gives the answers, of a `BTreeMap` doing the same.
         #[test]
         fn behaves_like_a_btree_map(ops in prop::collection::vec((0u8..3, 0u32..3, 0u32..6, 0u64..9), 0..60)) {
             let (mut vec, mut map) = (Positions::default(), BTreeMap::new());
             for (op, topic, partition, position) in ops {
                 let key = tp(topic, partition);
                 match op {
-                    0 => prop_assert_eq!(vec.insert(key, position), map.insert(key, position)),
-                    1 => prop_assert_eq!(vec.remove(&key), map.remove(&key)),
+                    0 if !map.contains_key(&key) => {
+                        vec.add_new([(key, position)]);
+                        map.insert(key, position);
+                    }
+                    1 => {
+                        vec.retain(|t| *t != key);
+                        map.remove(&key);
+                    }
                     _ => prop_assert_eq!(vec.get(&key), map.get(&key)),
                 }
                 prop_assert_eq!(vec.contains_key(&key), map.contains_key(&key));
@@ -130,15 +142,38 @@ mod tests {
                 prop_assert!((&vec).into_iter().eq(map.iter()));
             }
         }
+
+        /// Adding new partitions in any order and keeping some: the entries of a `BTreeMap`
+        /// given the same inserts and removes one by one.
+        #[test]
+        fn bulk_changes_equal_one_by_one(
+            first in prop::collection::btree_set(0u32..40, 0..20),
+            added in prop::collection::btree_set(0u32..40, 0..20),
+            order in any::<prop::sample::Index>(),
+            kept in prop::collection::btree_set(0u32..40, 0..40),
+        ) {
+            let (mut vec, mut map) = (Positions::default(), BTreeMap::new());
+            vec.add_new(first.iter().map(|&p| (tp(0, p), u64::from(p))));
+            map.extend(first.iter().map(|&p| (tp(0, p), u64::from(p))));
+            let mut new: Vec<_> = added.difference(&first).map(|&p| (tp(0, p), 7)).collect();
+            if !new.is_empty() {
+                let by = order.index(new.len());
+                new.rotate_left(by);
+            }
+            map.extend(new.iter().copied());
+            vec.add_new(new);
+            prop_assert!(vec.iter().eq(map.iter()));
+            vec.retain(|t| kept.contains(&t.partition));
+            map.retain(|t, _| kept.contains(&t.partition));
+            prop_assert!(vec.iter().eq(map.iter()));
+        }
     }
 
     /// The fetch rotation: from the second of three partitions, then the first.
     #[test]
     fn rotation_starts_at_the_given_place() {
         let mut p = Positions::default();
-        for (i, partition) in [2, 0, 1].into_iter().enumerate() {
-            p.insert(tp(0, partition), 10 * i as u64);
-        }
+        p.add_new([(tp(0, 2), 0), (tp(0, 0), 10), (tp(0, 1), 20)]);
         let (from, before) = p.rotation_mut(1);
         assert_eq!(from, &[(tp(0, 1), 20), (tp(0, 2), 0)]);
         assert_eq!(before, &[(tp(0, 0), 10)]);
