@@ -624,7 +624,7 @@ impl Consumer {
             ConsumerTimer::AutoCommit => {
                 let member = self.phase == Phase::Stable || self.external.is_some();
                 if member && !self.owned.is_empty() {
-                    self.commit(self.positions(None), out);
+                    self.commit(self.positions(|_| true), out);
                 }
                 out.arm(ConsumerTimer::AutoCommit, now + self.params.auto_commit_interval);
             }
@@ -862,7 +862,7 @@ impl Consumer {
             self.last_auto_commit = now;
             let member = self.phase == Phase::Stable && self.member_id.is_some();
             if (member || self.external.is_some()) && !self.owned.is_empty() {
-                self.commit(self.positions(None), out);
+                self.commit(self.positions(|_| true), out);
             }
         }
     }
@@ -877,7 +877,7 @@ impl Consumer {
         }
         if self.params.mode == RebalanceMode::Eager && !self.owned.is_empty() {
             if self.params.auto_commit() {
-                self.commit(self.positions(None), out);
+                self.commit(self.positions(|_| true), out);
             }
             out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::StopTheWorld });
         }
@@ -916,7 +916,7 @@ impl Consumer {
             return false;
         }
         if self.params.auto_commit() {
-            self.commit(self.positions(Some(&revoked)), out);
+            self.commit(self.positions(|tp| !assigned.contains(tp)), out);
         }
         self.owned.retain(|tp| assigned.contains(tp));
         out.note(ConsumerNote::Revoked { tps: revoked, cause: RevokeCause::Revoked });
@@ -1119,13 +1119,13 @@ impl Consumer {
         self.keep_buffers(batch);
         match self.params.commit {
             CommitPolicy::SyncPerBatch if had_records => {
-                if let Some(request) = self.commit(self.positions(None), out) {
+                if let Some(request) = self.commit(self.positions(|_| true), out) {
                     self.awaiting_commit = Some(request);
                     return;
                 }
             }
             CommitPolicy::AsyncPerBatch if had_records => {
-                self.commit(self.positions(None), out);
+                self.commit(self.positions(|_| true), out);
             }
             _ => {}
         }
@@ -1148,11 +1148,13 @@ impl Consumer {
         }
     }
 
-    /// Positions of owned partitions (or of `only`), to commit.
-    fn positions(&self, only: Option<&[Tp]>) -> Vec<(Tp, u64)> {
+    /// Positions of the owned partitions that satisfy `which`, to commit (a lookup per
+    /// partition: a member revoking thousands of its partitions searched the revoked list
+    /// for each).
+    fn positions(&self, which: impl Fn(&Tp) -> bool) -> Vec<(Tp, u64)> {
         self.owned
             .iter()
-            .filter(|(tp, p)| **p != NO_POSITION && only.is_none_or(|o| o.contains(tp)))
+            .filter(|(tp, p)| **p != NO_POSITION && which(tp))
             .map(|(tp, p)| (*tp, *p))
             .collect()
     }
@@ -1180,7 +1182,7 @@ impl Consumer {
     /// Graceful close: commit (auto-commit), revoke, LeaveGroup, exit.
     fn close(&mut self, out: &mut ConsumerOutbox) {
         if self.params.auto_commit() && !self.owned.is_empty() {
-            self.commit(self.positions(None), out);
+            self.commit(self.positions(|_| true), out);
         }
         if !self.owned.is_empty() {
             out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::Closed });
