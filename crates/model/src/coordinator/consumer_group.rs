@@ -458,9 +458,14 @@ impl ConsumerGroupCoordinator {
         members
     }
 
-    /// Each member's address and the partitions the coordinator has given it (sorted).
-    pub fn member_assignments(&self) -> impl Iterator<Item = (Conn, &BTreeSet<Tp>)> + '_ {
-        self.members.values().map(|m| (m.conn, &m.assigned))
+    /// Each member's id, address and the partitions the coordinator has given it (sorted).
+    pub fn member_assignments(&self) -> impl Iterator<Item = (&str, Conn, &BTreeSet<Tp>)> + '_ {
+        self.members.iter().map(|(id, m)| (id.as_str(), m.conn, &m.assigned))
+    }
+
+    /// The address and assignment of member `id`, if it is in the group.
+    pub fn member_assignment(&self, id: &str) -> Option<(Conn, &BTreeSet<Tp>)> {
+        self.members.get(id).map(|m| (m.conn, &m.assigned))
     }
 
     /// True when every member is STABLE at the group epoch.

@@ -14,7 +14,7 @@ use crate::coordinator::consumer_group::{
     CgInput, CgNote, CgOutbox, CgParams, CgTimer, ConsumerGroupCoordinator,
 };
 use crate::observe::{Observation, PartState};
-use crate::types::Tp;
+use crate::types::{Conn, Tp};
 use scenario::Scenario;
 use sim_core::{SimTime, TimerId};
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,6 +23,9 @@ use std::collections::{BTreeMap, BTreeSet};
 pub(super) struct CgSide {
     coord: ConsumerGroupCoordinator,
     timers: BTreeMap<CgTimer, TimerId>,
+    /// The member whose partitions last kept a reconciled rebalance open (its consumer did
+    /// not own its assignment yet): checked first by the next try (`World::cg_try_close`).
+    close_blocker: Option<String>,
 }
 
 impl CgSide {
@@ -41,7 +44,7 @@ impl CgSide {
             assignor: params.assignor,
         };
         let coord = ConsumerGroupCoordinator::new(cg_params, partition_counts);
-        Some(CgSide { coord, timers: BTreeMap::new() })
+        Some(CgSide { coord, timers: BTreeMap::new(), close_blocker: None })
     }
 }
 
@@ -124,17 +127,34 @@ impl World<'_> {
             return;
         }
         let epoch = side.coord.group_epoch();
-        for (conn, assigned) in side.coord.member_assignments() {
-            let Some(slot) = self.live_slot(conn) else { continue };
-            let consumer = self.slots[slot].consumer.as_ref().expect("live consumer");
-            if consumer.owned_generation() != epoch || !consumer.owns_exactly(assigned) {
-                return;
-            }
+        // The rebalance stays open while any member's consumer does not own its assignment
+        // at the epoch: the one that kept it open last time is asked first (it usually still
+        // does), so most tries stop at one member instead of scanning the group.
+        let blocker = side.close_blocker.as_deref().and_then(|id| side.coord.member_assignment(id));
+        if blocker.is_some_and(|(conn, assigned)| !self.cg_member_holds(conn, assigned, epoch)) {
+            return;
         }
+        let open = side
+            .coord
+            .member_assignments()
+            .find(|(_, conn, assigned)| !self.cg_member_holds(*conn, assigned, epoch))
+            .map(|(id, _, _)| id.to_string());
         let members = side.coord.member_count() as u32;
+        if let Some(id) = open {
+            self.cg.as_mut().expect("the consumer-group side").close_blocker = Some(id);
+            return;
+        }
         self.flush_access(now);
         self.rebalance = None;
         self.observer.observe(Observation::RebalanceEnded { at: now, rounds: 1, members });
+    }
+
+    /// Whether the member at `conn` owns `assigned` at `epoch` (or is gone: nothing to wait
+    /// for).
+    fn cg_member_holds(&self, conn: Conn, assigned: &BTreeSet<Tp>, epoch: i32) -> bool {
+        let Some(slot) = self.live_slot(conn) else { return true };
+        let consumer = self.slots[slot].consumer.as_ref().expect("live consumer");
+        consumer.owned_generation() == epoch && consumer.owns_exactly(assigned)
     }
 
     /// The KIP-848 group in classic terms, for probes: Empty without members, Stable when
