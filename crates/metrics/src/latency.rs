@@ -13,6 +13,8 @@ use hdrhistogram::Histogram;
 
 /// Values below this are their own class (the histogram's exact range at 3 digits).
 const EXACT_BELOW: u64 = 2_048;
+/// Runs of records up to this long are counted record by record ([`LatencyHistogram::record_linear`]).
+const SHORT_RUN: u64 = 16;
 /// Classes per power of two above it.
 const PER_OCTAVE: u64 = 1_024;
 /// Number of classes: every `u64` has one.
@@ -76,9 +78,14 @@ impl LatencyHistogram {
     /// Records the latencies of records `from..to` of a progression: record `i` arrives at
     /// `arrival.0 + i x arrival.1` and ends at `end.0 + i x end.1` (nanoseconds); its latency
     /// is `end - arrival` (0 if negative) in whole microseconds. The same counts as
-    /// [`LatencyHistogram::record_n`] of each record, with the work per record cut to an
-    /// increment: a count per class is a sum, so records are counted one by one in any order;
-    /// the latency is linear in `i` (clipped at 0), so the largest is at `from` or `to - 1`.
+    /// [`LatencyHistogram::record_n`] of each record, without a division per record:
+    /// - a count per class is a sum, so the records may be counted in any order: in rising
+    ///   latency, the clipped ones (0 us) at once;
+    /// - the latency `v` (ns) is linear, so the largest is at an end;
+    /// - within one class width (`W` ns: `1,000` below 2,048 us, `1,000 x 2^(k - 10)` in
+    ///   `[2^k, 2^(k+1))` us), the class is a base plus `floor(v / W)` (a floor of a floor:
+    ///   `floor(floor(v / 1,000) / 2^s) = floor(v / (1,000 x 2^s))`), which a step of `d` ns
+    ///   moves by `d / W`, plus one when the remainder passes `W`.
     pub(crate) fn record_linear(
         &mut self,
         arrival: (u64, u64),
@@ -89,24 +96,91 @@ impl LatencyHistogram {
         if from >= to {
             return;
         }
-        let us_of = |i: u64| (end.0 + end.1 * i).saturating_sub(arrival.0 + arrival.1 * i) / 1_000;
-        let (first_us, last_us) = (us_of(from), us_of(to - 1));
+        // Exact in i128; a latency clipped at 0 fits a u64 (an end time does).
+        let ns_at = |i: u64| {
+            let i = i128::from(i);
+            i128::from(end.0) + i128::from(end.1) * i
+                - i128::from(arrival.0)
+                - i128::from(arrival.1) * i
+        };
+        let clip = |ns: i128| ns.max(0) as u64;
+        let (first, last, count) = (ns_at(from), ns_at(to - 1), to - from);
         if end.1 == arrival.1 {
             // Every record waits the same.
-            self.record_n(first_us, to - from);
+            self.record_n(clip(first) / 1_000, count);
             return;
         }
         if self.pending.is_empty() {
             self.pending = vec![0; CLASSES];
         }
-        self.max_us = self.max_us.max(first_us).max(last_us);
-        self.pending_total += to - from;
-        let (mut a, mut e) = (arrival.0 + arrival.1 * from, end.0 + end.1 * from);
-        for _ in from..to {
-            self.pending[class_of(e.saturating_sub(a) / 1_000)] += 1;
-            // Past the last record these may wrap; they are not read then.
-            a = a.wrapping_add(arrival.1);
-            e = e.wrapping_add(end.1);
+        self.max_us = self.max_us.max(clip(first) / 1_000).max(clip(last) / 1_000);
+        self.pending_total += count;
+        if count <= SHORT_RUN {
+            // Few records: a class each costs less than the setup below.
+            let (mut a, mut e) = (arrival.0 + arrival.1 * from, end.0 + end.1 * from);
+            for _ in 0..count {
+                self.pending[class_of(e.saturating_sub(a) / 1_000)] += 1;
+                // Past the last record these may wrap; they are not read then.
+                a = a.wrapping_add(arrival.1);
+                e = e.wrapping_add(end.1);
+            }
+            return;
+        }
+        let step = end.1.abs_diff(arrival.1);
+        let lowest = first.min(last);
+        let mut left = count;
+        if lowest < 0 {
+            // Records that end "before" they arrive in the arithmetic wait 0 us.
+            let clipped = left.min((lowest.unsigned_abs() as u64).div_ceil(step));
+            self.pending[0] += clipped;
+            left -= clipped;
+        }
+        // The lowest latency not clipped (below `step` ns when some were).
+        let mut ns = if lowest < 0 {
+            (lowest + i128::from(count - left) * i128::from(step)) as u64
+        } else {
+            lowest as u64
+        };
+        while left > 0 {
+            let us = ns / 1_000;
+            // The class of `ns` is `base + ns / width` below `limit` ns (`None`: the top octave).
+            let (base, width, limit) = if us < EXACT_BELOW {
+                (0, 1_000, Some(1_000 * EXACT_BELOW))
+            } else {
+                let octave = 63 - u64::from(us.leading_zeros());
+                let base = ((octave - 10) * PER_OCTAVE) as usize;
+                // us < 2^54 (ns < 2^64): octave <= 53, whose limit is past every u64.
+                let limit = 1_000u64.checked_mul(1 << (octave + 1));
+                (base, 1_000 << (octave - 10), limit)
+            };
+            let here = limit.map_or(left, |limit| left.min((limit - ns).div_ceil(step)));
+            self.count_rising(base + (ns / width) as usize, ns % width, width, step, here);
+            left -= here;
+            // Past the last record this may wrap; it is not read then.
+            ns = ns.wrapping_add(here.wrapping_mul(step));
+        }
+    }
+
+    /// Counts `count` records from class `class`, the first `remainder` ns into its width
+    /// `width`, each `step` ns above the one before, all in classes of this width.
+    fn count_rising(
+        &mut self,
+        mut class: usize,
+        mut remainder: u64,
+        width: u64,
+        step: u64,
+        count: u64,
+    ) {
+        let (classes_per_step, rest_per_step) = ((step / width) as usize, step % width);
+        for _ in 0..count {
+            self.pending[class] += 1;
+            // Past the last record the class may run past the table; it is not read then.
+            class = class.wrapping_add(classes_per_step);
+            remainder += rest_per_step;
+            if remainder >= width {
+                remainder -= width;
+                class = class.wrapping_add(1);
+            }
         }
     }
 
@@ -223,6 +297,32 @@ mod tests {
             whole.flush();
             each.flush();
             prop_assert_eq!(whole.histogram(), each.histogram());
+        }
+    }
+
+    proptest! {
+        /// Progressions chosen by their latencies, so that they cross classes of every width
+        /// from the exact ones (below 2,048 us) up, start or end clipped at 0, and rise or
+        /// fall by less or more than a class width per record: counted as one by one.
+        #[test]
+        fn a_progression_across_class_widths_equals_one_by_one(
+            first_ns in prop_oneof![-(1i64 << 26)..(1i64 << 26), -(1i64 << 26)..(1i64 << 38)],
+            step_ns in prop_oneof![-2_000i64..2_000, -(1i64 << 25)..(1i64 << 25)],
+            len in 1u64..3_000,
+        ) {
+            // Arrivals every 2^25 ns from 2^40 ns; ends `first_ns` later, spaced `step_ns` more.
+            let arrival = (1u64 << 40, 1u64 << 25);
+            let end = ((1i64 << 40) + first_ns) as u64;
+            let end_step = ((1i64 << 25) + step_ns) as u64;
+            let mut whole = LatencyHistogram::new();
+            let mut each = LatencyHistogram::new();
+            whole.record_linear(arrival, (end, end_step), 0, len);
+            for i in 0..len {
+                let us = (end + end_step * i).saturating_sub(arrival.0 + arrival.1 * i) / 1_000;
+                each.record_n(us, 1);
+            }
+            prop_assert_eq!(whole.max_us(), each.max_us());
+            prop_assert_eq!(&whole.pending, &each.pending);
         }
     }
 
