@@ -39,7 +39,7 @@ mod positions;
 mod steps;
 
 use positions::Positions;
-pub use steps::{LoopShift, LoopState};
+pub use steps::{LoopShift, LoopState, SIGNATURE_HEAD};
 
 /// Eager or cooperative rebalancing on the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

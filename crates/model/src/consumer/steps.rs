@@ -8,6 +8,9 @@ use crate::types::Tp;
 use scenario::{Client, CommitPolicy};
 use sim_core::SimTime;
 
+/// Words of a loop signature that [`Consumer::loop_signature_head`] finds without the logs.
+pub const SIGNATURE_HEAD: usize = 5;
+
 impl Consumer {
     /// The pending step of the poll loop: the end of the batch in progress, or the wake-up of
     /// a poll waiting for records.
@@ -297,6 +300,22 @@ impl Consumer {
         self.last_poll
     }
 
+    /// The first [`SIGNATURE_HEAD`] words of [`Consumer::loop_signature`], found without
+    /// reading a log: the pending step's kind and time, the fetch rotation, whether the poll
+    /// waits and how many partitions are owned (by their places in the owned order, not their
+    /// names: a member given other partitions with the same spacings and phases runs the same
+    /// steps, so its cycles stay valid across assignments). `None` when it has no signature.
+    pub fn loop_signature_head(&self, next: (u8, SimTime)) -> Option<[i64; SIGNATURE_HEAD]> {
+        if !matches!(self.params.processing, ProcessingSampler::Constant(_))
+            || self.owned.is_empty()
+        {
+            return None;
+        }
+        let rel = next.1.as_nanos() as i64 - self.last_poll.as_nanos() as i64;
+        let (rotation, waits) = ((self.cursor % self.owned.len()) as i64, i64::from(self.in_poll));
+        Some([i64::from(next.0), rel, rotation, waits, self.owned.len() as i64])
+    }
+
     /// What decides the member's coming quiet steps, relative to its last poll, or `None`
     /// when they are not periodic in closed form (random processing times, a partition whose
     /// arrivals are not exactly evenly spaced, offsets beyond exact arithmetic). Two states
@@ -311,21 +330,10 @@ impl Consumer {
         out: &mut Vec<i64>,
     ) -> bool {
         out.clear();
-        if !matches!(self.params.processing, ProcessingSampler::Constant(_))
-            || self.owned.is_empty()
-        {
-            return false;
-        }
+        let Some(head) = self.loop_signature_head(next) else { return false };
+        out.extend_from_slice(&head);
         let t = self.last_poll;
         let rel = |at: SimTime| at.as_nanos() as i64 - t.as_nanos() as i64;
-        out.push(i64::from(next.0));
-        out.push(rel(next.1));
-        out.push((self.cursor % self.owned.len()) as i64);
-        out.push(i64::from(self.in_poll));
-        // Partitions by their place in the owned order, not their names: a member given other
-        // partitions with the same spacings and phases runs the same steps (its cycles stay
-        // valid across assignments).
-        out.push(self.owned.len() as i64);
         for (tp, position) in &self.owned {
             if *position == NO_POSITION {
                 out.push(i64::MIN);

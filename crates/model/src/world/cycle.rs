@@ -13,7 +13,7 @@
 
 use super::lazy::LazyStep;
 use super::World;
-use crate::consumer::{Consumer, ConsumerTimer, LoopShift, LoopState};
+use crate::consumer::{Consumer, ConsumerTimer, LoopShift, LoopState, SIGNATURE_HEAD};
 use crate::observe::Observation;
 use crate::records::RecordTimes;
 use crate::types::Tp;
@@ -56,6 +56,10 @@ pub(super) struct Cycle {
     signatures: Vec<Vec<i64>>,
     /// (signature hash, phase), sorted: a lookup compares hashes, then one signature.
     phases: Vec<(u64, usize)>,
+    /// The first words of each phase's signature (`Consumer::loop_signature_head`), sorted: a
+    /// state whose head is not among them is on no phase, found before its whole signature
+    /// (which reads every partition's log) is computed.
+    heads: Vec<[i64; SIGNATURE_HEAD]>,
     /// The records of the period from phase 0, per partition with records, in the frame of
     /// the recorded cycle. A jump from any phase emits a stretch of their cyclic repetition.
     pattern: Vec<Pattern>,
@@ -94,6 +98,11 @@ const SIGNATURE_CAPACITY: usize = 64;
 
 /// Snapshots kept per catch-up while looking for a cycle.
 const MAX_RECORDED: usize = 256;
+
+/// The pending step as a signature names it: its kind (0 batch end, 1 poll wake-up) and time.
+fn step_kind(step: LazyStep) -> (u8, SimTime) {
+    (u8::from(matches!(step.timer, ConsumerTimer::PollWake { .. })), step.at)
+}
 
 /// A hash of a signature (FxHash's mixing step: deterministic, a few cycles per word): a
 /// lookup compares one word per entry, then one whole signature.
@@ -171,6 +180,12 @@ impl Recorder {
             let mut phases: Vec<(u64, usize)> =
                 signatures.iter().map(|s| signature_hash(s)).zip(0..).collect();
             phases.sort_unstable();
+            let mut heads: Vec<[i64; SIGNATURE_HEAD]> = signatures
+                .iter()
+                .map(|s| s[..SIGNATURE_HEAD].try_into().expect("a signature starts with its head"))
+                .collect();
+            heads.sort_unstable();
+            heads.dedup();
             let counts = std::iter::once(0)
                 .chain(snaps[1..].iter().scan(0, |sum, snap| {
                     *sum += snap.processed.iter().map(|p| p.2.len()).sum::<u64>();
@@ -185,6 +200,7 @@ impl Recorder {
                 tps,
                 signatures,
                 phases,
+                heads,
                 pattern,
                 counts,
                 by_part,
@@ -440,6 +456,17 @@ impl World<'_> {
                 signature
             }
             None => {
+                if !self.may_be_on_a_cycle(slot, step) {
+                    debug_assert!(
+                        !self.signature_into(slot, step, computed) || {
+                            let consumer = self.slots[slot].consumer.as_ref().expect("a member");
+                            let cycles = &self.slots[slot].cycles;
+                            cycles.iter().all(|c| c.locate(computed, consumer).is_none())
+                        },
+                        "slot {slot} ruled off its cycles by the head of its signature is on one"
+                    );
+                    return None;
+                }
                 if !self.signature_into(slot, step, computed) {
                     return None;
                 }
@@ -518,6 +545,16 @@ impl World<'_> {
         matches!(cycle.snaps[phase as usize].next.timer, ConsumerTimer::BatchDone { .. })
     }
 
+    /// False when the head of `slot`'s signature at `step` is that of no phase of its cycles
+    /// (then neither is its signature): most steps of a member working off a backlog, whose
+    /// batches last longer than any of a steady cycle, are ruled out without reading a log.
+    fn may_be_on_a_cycle(&self, slot: usize, step: LazyStep) -> bool {
+        let s = &self.slots[slot];
+        let Some(consumer) = s.consumer.as_ref() else { return false };
+        let Some(head) = consumer.loop_signature_head(step_kind(step)) else { return false };
+        s.cycles.iter().any(|c| c.heads.binary_search(&head).is_ok())
+    }
+
     /// The signature of `slot`'s loop state with pending step `step` (None: not periodic).
     pub(super) fn signature(&mut self, slot: usize, step: LazyStep) -> Option<Vec<i64>> {
         let mut out = Vec::with_capacity(SIGNATURE_CAPACITY);
@@ -531,11 +568,10 @@ impl World<'_> {
         let Some(consumer) = self.slots[slot].consumer.as_ref().filter(|_| self.periodic) else {
             return false;
         };
-        let kind = u8::from(matches!(step.timer, ConsumerTimer::PollWake { .. }));
         let spacings = &self.spacings;
         let spacing = |tp: Tp| spacings[tp.topic as usize][tp.partition as usize];
         let armed = step.armed.as_nanos() as i64 - consumer.last_poll().as_nanos() as i64;
-        let ok = consumer.loop_signature(&mut self.logs, &spacing, (kind, step.at), out);
+        let ok = consumer.loop_signature(&mut self.logs, &spacing, step_kind(step), out);
         out.push(armed);
         ok
     }
