@@ -259,14 +259,22 @@ impl Consumer {
         self.in_poll = base.in_poll;
         self.last_poll = base.last_poll + shift.time;
         let Some(b0) = &base.batch else {
-            self.batch = None;
+            if let Some(batch) = self.batch.take() {
+                self.keep_buffers(batch);
+            }
             return;
         };
         let tps: Vec<Tp> = if renamed { self.owned.keys().copied().collect() } else { Vec::new() };
+        // A new batch takes the buffers of the last finished one.
+        let spare = &mut self.spare;
         let b = self.batch.get_or_insert_with(|| Batch {
             epoch: 0,
-            parts: Vec::with_capacity(b0.parts.len()),
-            times: BatchTimes::Listed { arrivals: Vec::new(), ends: Vec::new() },
+            parts: std::mem::take(&mut spare.parts),
+            times: BatchTimes::Linear {
+                start: SimTime::ZERO,
+                each: SimTime::ZERO,
+                arrivals: std::mem::take(&mut spare.arrivals),
+            },
             end: SimTime::ZERO,
             polled: SimTime::ZERO,
         });
