@@ -13,7 +13,8 @@ use hdrhistogram::Histogram;
 
 /// Values below this are their own class (the histogram's exact range at 3 digits).
 const EXACT_BELOW: u64 = 2_048;
-/// Runs of records up to this long are counted record by record ([`LatencyHistogram::record_linear`]).
+/// Runs of records up to this long are counted record by record
+/// ([`LatencyHistogram::record_linear`]: its setup costs more than a few divisions).
 const SHORT_RUN: u64 = 16;
 /// Classes per power of two above it.
 const PER_OCTAVE: u64 = 1_024;
@@ -78,7 +79,8 @@ impl LatencyHistogram {
     /// Records the latencies of records `from..to` of a progression: record `i` arrives at
     /// `arrival.0 + i x arrival.1` and ends at `end.0 + i x end.1` (nanoseconds); its latency
     /// is `end - arrival` (0 if negative) in whole microseconds. The same counts as
-    /// [`LatencyHistogram::record_n`] of each record, without a division per record:
+    /// [`LatencyHistogram::record_n`] of each record, without a division per record (runs
+    /// of up to [`SHORT_RUN`] records are counted one by one):
     /// - a count per class is a sum, so the records may be counted in any order: in rising
     ///   latency, the clipped ones (0 us) at once;
     /// - the latency `v` (ns) is linear, so the largest is at an end;
@@ -127,20 +129,17 @@ impl LatencyHistogram {
             return;
         }
         let step = end.1.abs_diff(arrival.1);
-        let lowest = first.min(last);
+        let mut lowest = first.min(last);
         let mut left = count;
         if lowest < 0 {
-            // Records that end "before" they arrive in the arithmetic wait 0 us.
+            // Records that end "before" they arrive in the arithmetic wait 0 us; the lowest
+            // latency not clipped is below `step` ns.
             let clipped = left.min((lowest.unsigned_abs() as u64).div_ceil(step));
             self.pending[0] += clipped;
             left -= clipped;
+            lowest += i128::from(clipped) * i128::from(step);
         }
-        // The lowest latency not clipped (below `step` ns when some were).
-        let mut ns = if lowest < 0 {
-            (lowest + i128::from(count - left) * i128::from(step)) as u64
-        } else {
-            lowest as u64
-        };
+        let mut ns = lowest as u64;
         while left > 0 {
             let us = ns / 1_000;
             // The class of `ns` is `base + ns / width` below `limit` ns (`None`: the top octave).
