@@ -13,7 +13,7 @@
 use crate::chaos_check::{Checker, Liveness, Names, Ring, Violation};
 use crate::chaos_gen::{fault_horizon, generate, liveness_bound};
 use metrics::{Collector, RunLabels, RunReport};
-use model::{Observation, Observer, Tp};
+use model::{Observation, Observer, PeriodicStretch, Tp};
 use rayon::prelude::*;
 use scenario::{Protocol, ProtocolSpec, Scenario};
 use sim_core::SimTime;
@@ -257,6 +257,13 @@ struct Tee {
 }
 
 impl Observer for Tee {
+    fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
+        self.deliveries += stretch.count;
+        let to = self.processed_to.entry(stretch.tp).or_default();
+        *to = (*to).max(stretch.first + stretch.count);
+        self.collector.observe_periodic(stretch);
+    }
+
     fn observe(&mut self, observation: Observation) {
         match &observation {
             Observation::Processed { tp, first, times } => {

@@ -180,10 +180,57 @@ pub enum Observation {
     },
 }
 
+/// A [`Observation::ProcessedPeriodic`] whose pattern is lent, not shared: what a jump
+/// reports for each partition. Handing the pattern over as `Arc`s cost two atomic increments
+/// and two decrements per partition and jump (about 6% of the cooperative hour in `perf`:
+/// the counts sit on lines the collector had not touched yet).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PeriodicStretch<'a> {
+    /// Partition.
+    pub tp: Tp,
+    /// Offset of the first record.
+    pub first: u64,
+    /// Arrival time of each record of the pattern (copy 0: plus `shift`).
+    pub arrivals: &'a [SimTime],
+    /// End of processing of each record of the pattern (copy 0: plus `shift`).
+    pub ends: &'a [SimTime],
+    /// The pattern record the first record is (`< n`).
+    pub start: u64,
+    /// Records (at least 1).
+    pub count: u64,
+    /// The time from the pattern to copy 0.
+    pub shift: SimTime,
+    /// The time shift from one copy to the next.
+    pub period: SimTime,
+}
+
+impl PeriodicStretch<'_> {
+    /// The same stretch as an owned observation (the pattern copied).
+    pub fn to_observation(&self) -> Observation {
+        Observation::ProcessedPeriodic {
+            tp: self.tp,
+            first: self.first,
+            arrivals: Arc::from(self.arrivals),
+            ends: Arc::from(self.ends),
+            start: self.start,
+            count: self.count,
+            shift: self.shift,
+            period: self.period,
+        }
+    }
+}
+
 /// Receives the observations of a run, in order.
 pub trait Observer {
     /// One observation.
     fn observe(&mut self, observation: Observation);
+
+    /// A stretch of a repeating pattern, its pattern lent. The default observes
+    /// [`PeriodicStretch::to_observation`] (a copy of the pattern); an observer that folds the
+    /// stretch at once overrides it and copies nothing.
+    fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
+        self.observe(stretch.to_observation());
+    }
 }
 
 impl Observer for Vec<Observation> {

@@ -14,12 +14,11 @@
 use super::lazy::LazyStep;
 use super::World;
 use crate::consumer::{Consumer, ConsumerTimer, LoopShift, LoopState, SIGNATURE_HEAD};
-use crate::observe::Observation;
+use crate::observe::PeriodicStretch;
 use crate::records::RecordTimes;
 use crate::types::Tp;
 use sim_core::SimTime;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 /// Records processed at one step: partition, first offset, times.
 pub(super) type Processed = (Tp, u64, RecordTimes);
@@ -29,8 +28,8 @@ type Gathered = (u64, Vec<SimTime>, Vec<SimTime>);
 
 /// The records one period (from phase 0) processes of one partition, in the frame of the
 /// recorded cycle: the partition's place in the cycle's partitions, first offset, arrivals,
-/// ends (shared by every jump that emits them).
-type Pattern = (usize, u64, Arc<[SimTime]>, Arc<[SimTime]>);
+/// ends (lent to the observer by every jump that emits them).
+type Pattern = (usize, u64, Box<[SimTime]>, Box<[SimTime]>);
 
 /// The state after one aside step.
 #[derive(Clone, Debug)]
@@ -602,11 +601,11 @@ impl World<'_> {
             let first = first.wrapping_add(start).wrapping_add(shift.offsets[*i]);
             let part = self.parts.get_mut(tp).expect("known partition");
             part.frontier = part.frontier.max(first + count);
-            self.observer.observe(Observation::ProcessedPeriodic {
+            self.observer.observe_periodic(PeriodicStretch {
                 tp,
                 first,
-                arrivals: Arc::clone(arrivals),
-                ends: Arc::clone(ends),
+                arrivals,
+                ends,
                 start,
                 count,
                 shift: shift.time,
