@@ -298,11 +298,10 @@ impl Collector {
         &mut self,
         tp: Tp,
         (first, count): (u64, u64),
-        arrivals: &[SimTime],
-        ends: &[SimTime],
+        latencies: &[SimTime],
         start: u64,
     ) {
-        if ends.is_empty() || count == 0 {
+        if latencies.is_empty() || count == 0 {
             return;
         }
         self.check_known(tp);
@@ -310,14 +309,13 @@ impl Collector {
         part.deliveries += count;
         let (fresh, done, skip_to) = (&mut self.fresh, &mut self.done, part.skip_to);
         fresh.clear();
-        fresh.resize(ends.len(), 0);
+        fresh.resize(latencies.len(), 0);
         part.processed.insert_each(first, first + count, |lo, hi| {
             done.on_fresh((lo, hi), skip_to);
             count_per_pattern_record(fresh, start + (lo - first), start + (hi - first));
         });
-        for (i, &count) in fresh.iter().enumerate().filter(|(_, c)| **c > 0) {
-            let us = ends[i].saturating_sub(arrivals[i]).as_nanos() / 1_000;
-            self.e2e.record_n(us, count);
+        for (latency, &count) in latencies.iter().zip(fresh.iter()).filter(|(_, c)| **c > 0) {
+            self.e2e.record_n(latency.as_nanos() / 1_000, count);
         }
     }
 
@@ -580,7 +578,7 @@ impl Collector {
 
 impl Observer for Collector {
     fn observe_periodic(&mut self, s: PeriodicStretch<'_>) {
-        self.on_processed_periodic(s.tp, (s.first, s.count), s.arrivals, s.ends, s.start)
+        self.on_processed_periodic(s.tp, (s.first, s.count), s.latencies, s.start)
     }
 
     fn observe(&mut self, observation: Observation) {
@@ -596,7 +594,9 @@ impl Observer for Collector {
             }
             Observation::Processed { tp, first, times } => self.on_processed(tp, first, &times),
             Observation::ProcessedPeriodic { tp, first, arrivals, ends, start, count, .. } => {
-                self.on_processed_periodic(tp, (first, count), &arrivals, &ends, start)
+                let latencies: Vec<SimTime> =
+                    arrivals.iter().zip(ends.iter()).map(|(a, e)| e.saturating_sub(*a)).collect();
+                self.on_processed_periodic(tp, (first, count), &latencies, start)
             }
             Observation::Skip { tp, at_offset } => {
                 assert!(self.parts.get(tp).is_some(), "skip on a known partition {tp:?}");

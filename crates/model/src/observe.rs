@@ -194,6 +194,9 @@ pub struct PeriodicStretch<'a> {
     pub arrivals: &'a [SimTime],
     /// End of processing of each record of the pattern (copy 0: plus `shift`).
     pub ends: &'a [SimTime],
+    /// The latency of each record of the pattern, `ends[k] - arrivals[k]` (zero if negative),
+    /// the same in every copy (computed once per pattern, not at each stretch).
+    pub latencies: &'a [SimTime],
     /// The pattern record the first record is (`< n`).
     pub start: u64,
     /// Records (at least 1).
