@@ -49,17 +49,6 @@ impl PartitionLog {
         PartitionLog { start, process: Process::Constant { rate_per_s, spacing_ns } }
     }
 
-    /// Whether `self` and `other` are the same constant log (same start and rate): every read
-    /// of one gives what the same read of the other gives.
-    pub fn is_same_constant(&self, other: &PartitionLog) -> bool {
-        match (&self.process, &other.process) {
-            (Process::Constant { rate_per_s: a, .. }, Process::Constant { rate_per_s: b, .. }) => {
-                self.start == other.start && a.to_bits() == b.to_bits()
-            }
-            _ => false,
-        }
-    }
-
     /// A partition with Poisson arrivals from `start`, drawn from `rng`.
     pub fn poisson(start: SimTime, rate_per_s: f64, rng: SimRng) -> PartitionLog {
         let process =
@@ -204,8 +193,9 @@ impl PartitionLog {
         total
     }
 
-    /// Whether both are constant logs with the same start and rate (the same arrivals).
-    fn arrives_like(&self, other: &PartitionLog) -> bool {
+    /// Whether both are constant logs with the same start and rate (the same arrivals): every
+    /// read of one gives what the same read of the other gives.
+    pub fn arrives_like(&self, other: &PartitionLog) -> bool {
         match (&self.process, &other.process) {
             (
                 Process::Constant { rate_per_s: a, spacing_ns: sa },

@@ -220,11 +220,23 @@ impl Logs {
     fn push(&mut self, topic: usize, log: PartitionLog) {
         let shared = &mut self.shared[topic];
         if self.logs[topic].is_empty() {
-            *shared = log.is_same_constant(&log).then(|| log.clone());
-        } else if shared.as_ref().is_some_and(|s| !s.is_same_constant(&log)) {
+            *shared = log.arrives_like(&log).then(|| log.clone());
+        } else if shared.as_ref().is_some_and(|s| !s.arrives_like(&log)) {
             *shared = None;
         }
         self.logs[topic].push(log);
+    }
+
+    /// The log end offsets of every partition at `at`, summed (a topic with a shared log
+    /// counts its log end once per partition, without reading the partitions' logs).
+    fn log_end_sum(&mut self, at: SimTime) -> u64 {
+        let topics = self.logs.iter_mut().zip(self.shared.iter_mut());
+        topics
+            .map(|(logs, shared)| match shared {
+                Some(shared) => shared.log_end(at) * logs.len() as u64,
+                None => PartitionLog::log_end_sum(logs, at),
+            })
+            .sum()
     }
 
     /// The log to read for `tp` (the topic's shared copy when it has one).
@@ -615,10 +627,7 @@ impl<'o> World<'o> {
 
     fn sample(&mut self, now: SimTime) {
         let unreported = self.count_or_catch_up_all(now);
-        let mut produced = 0;
-        for logs in self.logs.logs.iter_mut() {
-            produced += PartitionLog::log_end_sum(logs, now);
-        }
+        let produced = self.logs.log_end_sum(now);
         let members = self.group_members();
         self.observer.observe(Observation::Sample { at: now, produced, members, unreported });
         self.trim_logs();
