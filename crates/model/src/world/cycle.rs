@@ -75,6 +75,9 @@ pub(super) struct Cycle {
     /// The records of the period from phase 0, per partition with records, in the frame of
     /// the recorded cycle. A jump from any phase emits a stretch of their cyclic repetition.
     pattern: Patterns,
+    /// `step_at[k]`: when the pending step of snapshot `k` is due (`snaps[k].next.at`), kept
+    /// together: a jump's bound reads it for several phases, and the snapshots lie far apart.
+    step_at: Vec<SimTime>,
     /// `counts[k]`: the records processed by steps `1..=k` of the period.
     counts: Vec<u64>,
     /// `by_part[k][i]`: the records of partition `i` (owned order) processed by steps `1..=k`.
@@ -211,6 +214,7 @@ impl Recorder {
                 .collect();
             let by_part = records_by_part(&snaps, &tps);
             let pattern = period_records(&snaps, &tps);
+            let step_at = snaps.iter().map(|snap| snap.next.at).collect();
             return Some(Cycle {
                 snaps,
                 period,
@@ -219,6 +223,7 @@ impl Recorder {
                 phases,
                 heads,
                 pattern,
+                step_at,
                 counts,
                 by_part,
             });
@@ -272,7 +277,7 @@ impl Cycle {
     fn step_time(&self, q: usize, m: u64, shift: &LoopShift) -> SimTime {
         let n = self.len() as u64;
         let (wraps, phase) = ((q as u64 + m - 1) / n, (q as u64 + m - 1) % n);
-        let base = self.snaps[phase as usize].next.at + shift.time;
+        let base = self.step_at[phase as usize] + shift.time;
         base + SimTime::from_nanos(self.period.time.as_nanos() * wraps)
     }
 
