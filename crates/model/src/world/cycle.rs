@@ -80,8 +80,9 @@ pub(super) struct Cycle {
     step_at: Vec<SimTime>,
     /// `counts[k]`: the records processed by steps `1..=k` of the period.
     counts: Vec<u64>,
-    /// `by_part[k][i]`: the records of partition `i` (owned order) processed by steps `1..=k`.
-    by_part: Vec<Vec<u64>>,
+    /// `by_part[k * tps.len() + i]`: the records of partition `i` (owned order) processed by
+    /// steps `1..=k` (one array: a jump reads three rows of it per partition).
+    by_part: Vec<u64>,
 }
 
 /// Where a member stands on one of its cycles (index in `Slot::cycles`, phase, shift from the
@@ -165,15 +166,17 @@ fn period_records(snaps: &[Snapshot], tps: &[Tp]) -> Patterns {
     patterns
 }
 
-/// Per step `k` of a period (snapshots `1..=k`), the records processed per partition, summed.
-fn records_by_part(snaps: &[Snapshot], tps: &[Tp]) -> Vec<Vec<u64>> {
-    let mut sums = vec![vec![0; tps.len()]];
-    for snap in &snaps[1..] {
-        let mut next = sums.last().expect("starts with zeros").clone();
+/// Per step `k` of a period (snapshots `1..=k`), the records processed per partition, summed:
+/// row `k` (`tps.len()` sums) after row `k - 1`.
+fn records_by_part(snaps: &[Snapshot], tps: &[Tp]) -> Vec<u64> {
+    let width = tps.len();
+    let mut sums = vec![0; width];
+    for (k, snap) in snaps.iter().enumerate().skip(1) {
+        sums.extend_from_within((k - 1) * width..k * width);
+        let row = &mut sums[k * width..];
         for (tp, _, times) in &snap.processed {
-            next[tps.binary_search(tp).expect("an owned partition")] += times.len();
+            row[tps.binary_search(tp).expect("an owned partition")] += times.len();
         }
-        sums.push(next);
     }
     sums
 }
@@ -320,12 +323,18 @@ impl Cycle {
 
     /// How many records of partition `i` the `r` (at most `n`) steps after phase `q` process.
     fn part_records(&self, q: usize, r: usize, i: usize) -> u64 {
-        let (n, sums) = (self.len(), &self.by_part);
+        let n = self.len();
+        let sum = |k: usize| self.part_sum(k, i);
         if q + r <= n {
-            sums[q + r][i] - sums[q][i]
+            sum(q + r) - sum(q)
         } else {
-            sums[n][i] - sums[q][i] + sums[q + r - n][i]
+            sum(n) - sum(q) + sum(q + r - n)
         }
+    }
+
+    /// The records of partition `i` processed by steps `1..=k` of the period.
+    fn part_sum(&self, k: usize, i: usize) -> u64 {
+        self.by_part[k * self.tps.len() + i]
     }
 
     /// How many records the `m` steps after phase `q` process.
@@ -610,7 +619,7 @@ impl World<'_> {
         let mut places = consumer.owned_partitions().enumerate();
         let records = &cycle.pattern;
         for (i, first, range) in &records.parts {
-            let per_period = cycle.by_part[n][*i];
+            let per_period = cycle.part_sum(n, *i);
             let count = periods * per_period + cycle.part_records(q, rest, *i);
             if count == 0 {
                 continue;
@@ -619,7 +628,7 @@ impl World<'_> {
                 per_period, cycle.period.offsets[*i],
                 "a period reads what it processes"
             );
-            let start = cycle.by_part[q][*i];
+            let start = cycle.part_sum(q, *i);
             let tp =
                 places.find(|(place, _)| place == i).expect("as many partitions as the cycle").1;
             let first = first.wrapping_add(start).wrapping_add(shift.offsets[*i]);
