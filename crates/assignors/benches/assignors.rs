@@ -2,10 +2,14 @@
 //! 10,000, everyone subscribed to all), and cooperative-sticky at 2,000 members x 1,000,000
 //! partitions (Kafka's `testLargeAssignmentAndGroupWithUniformSubscription` size). Each
 //! benchmark is a rebalance after one member left and a new one joined: members own what a
-//! first assignment of the old group gave them (generation 1).
+//! first assignment of the old group gave them (generation 1). `uniform-into` is the uniform
+//! one through `assign_into`, with the buffers of the previous iteration (as the KIP-848
+//! coordinator calls it).
 #![allow(missing_docs)]
 
-use assignors::{assign, AssignorName, GroupInput, Member, Topic};
+use assignors::{
+    assign, assign_into, AssignScratch, AssignorName, GroupAssignment, GroupInput, Member, Topic,
+};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use sim_core::RngStreams;
 use std::hint::black_box;
@@ -66,6 +70,14 @@ fn bench_all(c: &mut Criterion) {
             },
         );
     }
+    let input = rebalance_input(AssignorName::Uniform, group(2000, 10, 10_000));
+    g.bench_function("uniform-into", |b| {
+        let mut rng = RngStreams::new(1).stream("assignor");
+        let (mut scratch, mut out) = (AssignScratch::default(), GroupAssignment::default());
+        b.iter(|| {
+            assign_into(AssignorName::Uniform, black_box(&input), &mut rng, &mut scratch, &mut out)
+        })
+    });
     let mut client = group(2000, 10, 10_000);
     client.source_count = Some(2000);
     for (i, m) in client.members.iter_mut().enumerate() {

@@ -52,9 +52,21 @@ pub(crate) fn by_member_info(members: &[Member]) -> Vec<usize> {
 
 /// Member indices sorted by member id (`Collections.sort` over member-id strings).
 pub(crate) fn by_member_id(members: &[Member]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..members.len()).collect();
-    order.sort_by(|&a, &b| java_cmp(&members[a].id, &members[b].id));
+    let mut order = Vec::new();
+    by_member_id_into(members, &mut order);
     order
+}
+
+/// [`by_member_id`] into a reused buffer. Members already in id order (the KIP-848
+/// coordinator keeps them so) are not sorted: a stable sort of a sorted list leaves it as is,
+/// equal ids included, and the check costs no allocation (the sort's buffer would).
+pub(crate) fn by_member_id_into(members: &[Member], order: &mut Vec<usize>) {
+    order.clear();
+    order.extend(0..members.len());
+    let sorted = members.windows(2).all(|w| java_cmp(&w[0].id, &w[1].id) != Ordering::Greater);
+    if !sorted {
+        order.sort_by(|&a, &b| java_cmp(&members[a].id, &members[b].id));
+    }
 }
 
 /// The iteration order of a `java.util.HashMap<String, _>` built with `new HashMap<>()` and
@@ -65,19 +77,29 @@ pub(crate) fn by_member_id(members: &[Member]) -> Vec<usize> {
 /// iteration walks buckets in index order and each bucket in insertion order (resizing keeps
 /// the relative order). Tree bins (8+ colliding keys in one bucket) are not modelled.
 pub(crate) fn java_hashmap_order(keys: &[&str]) -> Vec<usize> {
-    let mut capacity: usize = 16;
-    while keys.len() * 4 > capacity * 3 {
-        capacity *= 2;
-    }
-    let bucket = |k: &str| {
-        let h = java_string_hash(k) as u32;
-        ((h ^ (h >> 16)) as usize) & (capacity - 1)
-    };
-    let buckets: Vec<usize> = keys.iter().map(|k| bucket(k)).collect();
+    let capacity = java_hashmap_capacity(keys.len());
+    let buckets: Vec<usize> = keys.iter().map(|k| java_hashmap_bucket(k, capacity)).collect();
     let mut order: Vec<usize> = (0..keys.len()).collect();
     // Stable sort: equal buckets keep insertion order.
     order.sort_by_key(|&i| buckets[i]);
     order
+}
+
+/// The table size of a `java.util.HashMap` after `len` puts into `new HashMap<>()`: 16,
+/// doubled while `len` exceeds 3/4 of it.
+pub(crate) fn java_hashmap_capacity(len: usize) -> usize {
+    let mut capacity: usize = 16;
+    while len * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    capacity
+}
+
+/// The bucket of `key` in a `java.util.HashMap` table of `capacity` (a power of two):
+/// `(h ^ (h >>> 16)) & (capacity - 1)` with `h = key.hashCode()`.
+pub(crate) fn java_hashmap_bucket(key: &str, capacity: usize) -> usize {
+    let h = java_string_hash(key) as u32;
+    ((h ^ (h >> 16)) as usize) & (capacity - 1)
 }
 
 /// A flat index over every partition of every topic.
@@ -128,20 +150,17 @@ impl PartitionIndex {
         (self.offsets.partition_point(|&o| o <= idx) - 1) as u32
     }
 
-    /// The partitions at ascending global indices `sorted` (the topic found by walking the
-    /// offsets once, not by a search per index).
-    pub(crate) fn tps_of_sorted(&self, sorted: &[usize]) -> Vec<Tp> {
+    /// Appends to `out` the partitions at ascending global indices `sorted` (the topic found
+    /// by walking the offsets once, not by a search per index).
+    pub(crate) fn extend_tps_of_sorted(&self, sorted: &[usize], out: &mut Vec<Tp>) {
         let mut topic = 0;
         let offsets = &self.offsets;
-        sorted
-            .iter()
-            .map(|&idx| {
-                while offsets[topic + 1] <= idx {
-                    topic += 1;
-                }
-                Tp { topic: topic as u32, partition: (idx - offsets[topic]) as u32 }
-            })
-            .collect()
+        out.extend(sorted.iter().map(|&idx| {
+            while offsets[topic + 1] <= idx {
+                topic += 1;
+            }
+            Tp { topic: topic as u32, partition: (idx - offsets[topic]) as u32 }
+        }));
     }
 
     /// The partition at a global index.
@@ -152,7 +171,7 @@ impl PartitionIndex {
 }
 
 /// Who subscribes to what, as a dense member x topic table.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Subscriptions {
     topic_count: usize,
     /// `table[m * topic_count + t]`: member `m` subscribes to topic `t`.
@@ -164,18 +183,35 @@ pub(crate) struct Subscriptions {
 impl Subscriptions {
     /// The subscription table of `input`; topic indices out of range are ignored.
     pub(crate) fn new(input: &GroupInput) -> Subscriptions {
+        let mut subs = Subscriptions::default();
+        subs.fill(input);
+        subs
+    }
+
+    /// Makes this the subscription table of `input`, reusing the buffers.
+    pub(crate) fn fill(&mut self, input: &GroupInput) {
         let topic_count = input.topics.len();
-        let mut table = vec![false; input.members.len() * topic_count];
-        let mut any = vec![false; topic_count];
+        self.topic_count = topic_count;
+        self.table.clear();
+        self.table.reserve(input.members.len() * topic_count);
+        self.any.clear();
+        self.any.resize(topic_count, false);
+        let mut previous: Option<&[u32]> = None;
         for (m, member) in input.members.iter().enumerate() {
+            if previous == Some(member.topics.as_slice()) {
+                // The previous member's list: its row (usually every member's).
+                self.table.extend_from_within((m - 1) * topic_count..m * topic_count);
+                continue;
+            }
+            self.table.resize((m + 1) * topic_count, false);
             for &t in &member.topics {
                 if (t as usize) < topic_count {
-                    table[m * topic_count + t as usize] = true;
-                    any[t as usize] = true;
+                    self.table[m * topic_count + t as usize] = true;
+                    self.any[t as usize] = true;
                 }
             }
+            previous = Some(&member.topics);
         }
-        Subscriptions { topic_count, table, any }
     }
 
     /// Member `m` subscribes to topic `t`.
@@ -203,14 +239,29 @@ impl Subscriptions {
 
 /// Turns per-member lists of global indices into the sorted [`GroupAssignment`].
 pub(crate) fn to_assignment(ix: &PartitionIndex, per_member: Vec<Vec<usize>>) -> GroupAssignment {
-    let partitions = per_member
-        .into_iter()
-        .map(|mut list| {
-            list.sort_unstable();
-            ix.tps_of_sorted(&list)
-        })
-        .collect();
-    GroupAssignment { partitions }
+    let mut out = GroupAssignment::default();
+    fill_assignment(ix, per_member, &mut out);
+    out
+}
+
+/// [`to_assignment`] into `out`, whose lists are cleared and reused.
+pub(crate) fn fill_assignment(
+    ix: &PartitionIndex,
+    per_member: Vec<Vec<usize>>,
+    out: &mut GroupAssignment,
+) {
+    reset_lists(&mut out.partitions, per_member.len());
+    for (mut list, tps) in per_member.into_iter().zip(&mut out.partitions) {
+        list.sort_unstable();
+        ix.extend_tps_of_sorted(&list, tps);
+    }
+}
+
+/// Makes `lists` hold `n` empty lists, keeping the buffers of those it had.
+pub(crate) fn reset_lists<T>(lists: &mut Vec<Vec<T>>, n: usize) {
+    lists.truncate(n);
+    lists.iter_mut().for_each(Vec::clear);
+    lists.resize_with(n, Vec::new);
 }
 
 /// The server-side current assignment (KIP-848, TubeMQ): each member's `owned` partitions

@@ -4,7 +4,8 @@
 //! partitions and generations) and returns a [`GroupAssignment`]: one sorted partition list per
 //! member, in the input's member order. Topics and partitions are indices, not strings, so a
 //! 2,000-member, 1,000,000-partition group assigns without a string per partition.
-//! [`assign`] dispatches on the [`AssignorName`].
+//! [`assign`] dispatches on the [`AssignorName`]; [`assign_into`] does the same with buffers
+//! kept from one call to the next (an [`AssignScratch`] and the previous result).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -174,5 +175,29 @@ pub fn assign(name: AssignorName, input: &GroupInput, rng: &mut SimRng) -> Group
             None => tubemq::server_assign(input, rng),
         },
         AssignorName::None => GroupAssignment { partitions: vec![Vec::new(); input.members.len()] },
+    }
+}
+
+/// Working buffers kept from one [`assign_into`] call to the next, so that a caller assigning
+/// a group again and again (the KIP-848 coordinator, at each epoch bump) does not allocate
+/// them each time. They carry nothing from one call to the next that could change a result.
+#[derive(Clone, Debug, Default)]
+pub struct AssignScratch {
+    uniform: uniform::Scratch,
+}
+
+/// [`assign`] into `out`, whose per-member lists are cleared and reused: the same assignment
+/// as `assign(name, input, rng)`. The uniform assignor works in the buffers of `scratch`; the
+/// others run as [`assign`] does and their result replaces `out`.
+pub fn assign_into(
+    name: AssignorName,
+    input: &GroupInput,
+    rng: &mut SimRng,
+    scratch: &mut AssignScratch,
+    out: &mut GroupAssignment,
+) {
+    match name {
+        AssignorName::Uniform => uniform::assign_into(input, &mut scratch.uniform, out),
+        _ => *out = assign(name, input, rng),
     }
 }

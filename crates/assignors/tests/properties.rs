@@ -1,9 +1,12 @@
 //! Property tests over random groups, subscriptions and previous ownership (proptest):
 //! coverage (every subscribed partition exactly once, only to a subscriber), balance with equal
 //! subscriptions, stickiness of a valid balanced previous assignment, and the cooperative
-//! withholding rule.
+//! withholding rule; `assign_into` with reused buffers equals `assign`.
 
-use assignors::{assign, AssignorName, GroupAssignment, GroupInput, Member, Topic, Tp};
+use assignors::{
+    assign, assign_into, AssignScratch, AssignorName, GroupAssignment, GroupInput, Member, Topic,
+    Tp,
+};
 use proptest::prelude::*;
 use sim_core::RngStreams;
 
@@ -199,6 +202,29 @@ proptest! {
         let coop = run(AssignorName::CooperativeSticky, &input);
         for (m, list) in coop.partitions.iter().enumerate() {
             prop_assert!(list.iter().all(|tp| eager.partitions[m].contains(tp)));
+        }
+    }
+
+    /// `assign_into` gives `assign`'s result for every assignor, with one scratch and one
+    /// output reused over groups of different sizes and the rebalances that follow them
+    /// (each member then owns what the previous round gave it).
+    #[test]
+    fn assign_into_with_reused_buffers_equals_assign(specs in prop::collection::vec(spec(), 1..4)) {
+        for name in COMPLETE {
+            let mut scratch = AssignScratch::default();
+            let mut out = GroupAssignment::default();
+            for s in &specs {
+                let mut input = build(s, true);
+                for _ in 0..2 {
+                    let expected = run(name, &input);
+                    let mut rng = RngStreams::new(3).stream("assignor");
+                    assign_into(name, &input, &mut rng, &mut scratch, &mut out);
+                    prop_assert_eq!(&out, &expected, "{}", name);
+                    for (member, owned) in input.members.iter_mut().zip(&expected.partitions) {
+                        member.owned.clone_from(owned);
+                    }
+                }
+            }
         }
     }
 }

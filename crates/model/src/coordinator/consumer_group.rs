@@ -29,7 +29,7 @@ use crate::types::{
     CgHeartbeat, CgHeartbeatOk, Conn, LeaveReason, MemberId, Outbox, ProtocolError, ToCoordinator,
     ToMember, Tp, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
-use assignors::{AssignorName, GroupInput, Member, Topic};
+use assignors::{AssignScratch, AssignorName, GroupAssignment, GroupInput, Member, Topic};
 use sim_core::{SimRng, SimTime};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -149,6 +149,15 @@ pub struct ConsumerGroupCoordinator {
     /// order: kept so that a bump rebuilds only the members whose partitions changed (each
     /// bump used to copy every member's id, topics and partitions).
     assignor_members: Vec<Member>,
+    /// The buffer of the next view (empty between bumps): the two views take turns.
+    spare_members: Vec<Member>,
+    /// The assignor's topics, kept between bumps (rebuilt where the partition counts change).
+    assignor_topics: Vec<Topic>,
+    /// The assignor's working buffers, kept between bumps.
+    scratch: AssignScratch,
+    /// The last target assignment, in member-id order, whose lists are swapped with the
+    /// members' previous targets: the buffers of one bump serve the next.
+    assignment: GroupAssignment,
     /// Where [`ConsumerGroupCoordinator::reconciled`] looks first: every member with a smaller
     /// id was reconciled when it was set, and stays so until the next bump or rename (which
     /// clear it): between bumps members only reach the group epoch, so the scans of one
@@ -168,6 +177,10 @@ impl ConsumerGroupCoordinator {
             next_seq: 0,
             held: BTreeSet::new(),
             assignor_members: Vec::new(),
+            spare_members: Vec::new(),
+            assignor_topics: Vec::new(),
+            scratch: AssignScratch::default(),
+            assignment: GroupAssignment::default(),
             unreconciled_from: RefCell::new(None),
         }
     }
@@ -402,47 +415,69 @@ impl ConsumerGroupCoordinator {
         self.group_epoch += 1;
         self.unreconciled_from.get_mut().take();
         out.note(CgNote::EpochBumped { epoch: self.group_epoch, trigger });
-        let targets = self.compute_target(rng);
-        for (m, target) in self.members.values_mut().zip(targets) {
-            m.target = target;
+        self.compute_target(rng);
+        for (m, target) in self.members.values_mut().zip(&mut self.assignment.partitions) {
+            // The assignors return sorted lists; a list already in order is its own sort.
+            if !target.windows(2).all(|w| w[0] <= w[1]) {
+                target.sort_unstable();
+            }
+            std::mem::swap(&mut m.target, target);
         }
     }
 
-    /// The target partitions of each member (in member-id order), sorted.
-    fn compute_target(&mut self, rng: &mut SimRng) -> Vec<Vec<Tp>> {
+    /// The target partitions of each member (in member-id order) into `self.assignment`.
+    fn compute_target(&mut self, rng: &mut SimRng) {
         if self.members.is_empty() {
             self.assignor_members.clear();
-            return Vec::new();
+            self.assignment.partitions.clear();
+            return;
         }
-        let topics: Vec<Topic> = self
-            .partition_counts
-            .iter()
-            .enumerate()
-            // The world's topics are sorted by name; zero-padded names keep that order.
-            .map(|(i, p)| Topic { name: format!("topic-{i:06}"), partitions: *p })
-            .collect();
-        let members = self.assignor_view(topics.len());
+        self.refresh_topics();
+        let members = self.assignor_view(self.assignor_topics.len());
+        let topics = std::mem::take(&mut self.assignor_topics);
         let input = GroupInput { topics, members, source_count: None };
-        let result = assignors::assign(self.params.assignor, &input, rng);
+        let (scratch, out) = (&mut self.scratch, &mut self.assignment);
+        assignors::assign_into(self.params.assignor, &input, rng, scratch, out);
+        self.assignor_topics = input.topics;
         self.assignor_members = input.members;
-        let sorted = result.partitions.into_iter().map(|mut p| {
-            p.sort_unstable();
-            p
-        });
-        sorted.collect()
+    }
+
+    /// Brings the assignor's topics in line with the partition counts.
+    fn refresh_topics(&mut self) {
+        self.assignor_topics.truncate(self.partition_counts.len());
+        for (i, &partitions) in self.partition_counts.iter().enumerate() {
+            match self.assignor_topics.get_mut(i) {
+                Some(topic) => topic.partitions = partitions,
+                // The world's topics are sorted by name; zero-padded names keep that order.
+                None => {
+                    self.assignor_topics.push(Topic { name: format!("topic-{i:06}"), partitions })
+                }
+            }
+        }
     }
 
     /// The assignor's members (in member-id order, each subscribed to all `topic_count`
-    /// topics): the previous view's entries are reused where the member's partitions did not
-    /// change, so a bump copies only what changed.
+    /// topics): the previous view's entries are moved over, their partitions rewritten only
+    /// where the member's changed, so a bump copies only what changed (and allocates only for
+    /// new members).
     fn assignor_view(&mut self, topic_count: usize) -> Vec<Member> {
-        let mut previous = std::mem::take(&mut self.assignor_members).into_iter().peekable();
-        let mut members = Vec::with_capacity(self.members.len());
+        let mut members = std::mem::take(&mut self.spare_members);
+        let mut previous_view = std::mem::take(&mut self.assignor_members);
+        let mut previous = previous_view.drain(..).peekable();
         for (id, m) in self.members.iter_mut() {
             while previous.next_if(|p| p.id < *id).is_some() {}
             let mut member = match previous.next_if(|p| p.id == *id) {
                 Some(p) if !m.held_changed && p.topics.len() == topic_count => p,
-                _ => Member {
+                Some(mut p) => {
+                    if p.topics.len() != topic_count {
+                        p.topics.clear();
+                        p.topics.extend(0..topic_count as u32);
+                    }
+                    p.owned.clear();
+                    p.owned.extend(m.assigned.iter().chain(m.revoking.iter()).copied());
+                    p
+                }
+                None => Member {
                     id: id.clone(),
                     topics: (0..topic_count as u32).collect(),
                     owned: held_list(&m.assigned, &m.revoking),
@@ -450,11 +485,14 @@ impl ConsumerGroupCoordinator {
                 },
             };
             debug_assert_eq!(member.owned, held_list(&m.assigned, &m.revoking), "{id}");
+            debug_assert!(member.topics.iter().copied().eq(0..topic_count as u32), "{id}");
             member.group_instance_id.clone_from(&m.instance_id);
             member.generation = m.epoch;
             m.held_changed = false;
             members.push(member);
         }
+        drop(previous);
+        self.spare_members = previous_view;
         members
     }
 
@@ -647,6 +685,46 @@ mod tests {
         assert_eq!(out.sends[0].1, ToMember::Commit { request: 1, ok: false });
         let out = step(&mut c, t(7004), commit(2));
         assert_eq!(out.sends[0].1, ToMember::Commit { request: 1, ok: true });
+    }
+
+    /// Every member's target is what `assignors::assign` (no buffers kept) gives on the
+    /// coordinator's last assignor input.
+    fn assert_targets_are_a_fresh_assignment(c: &ConsumerGroupCoordinator) {
+        let input = GroupInput {
+            topics: c.assignor_topics.clone(),
+            members: c.assignor_members.clone(),
+            source_count: None,
+        };
+        let mut rng = RngStreams::new(1).stream("assignor");
+        let fresh = assignors::assign(c.params.assignor, &input, &mut rng);
+        let targets: Vec<Vec<Tp>> = c.members.values().map(|m| m.target.clone()).collect();
+        assert_eq!(targets, fresh.partitions);
+    }
+
+    /// Joins, a leave, heartbeats that revoke and take partitions and new partitions: after
+    /// each bump the targets (computed with the buffers of the previous bumps) equal a fresh
+    /// assignment of the same input.
+    #[test]
+    fn reused_buffers_give_the_assignors_targets() {
+        let mut c = coordinator();
+        for slot in 0..3 {
+            step(&mut c, t(u64::from(slot) + 1), hb(slot, None, 0, Some(vec![])));
+            assert_targets_are_a_fresh_assignment(&c);
+        }
+        // c0 (epoch 1) is asked to revoke; it acknowledges with what it kept.
+        let r = response(&step(&mut c, t(5001), hb(0, Some("c0-0"), 1, None)));
+        step(&mut c, t(5002), hb(0, Some("c0-0"), 1, Some(r.assigned)));
+        // Three joins were epochs 1 to 3 (a revocation bumps nothing); c1 leaves: epoch 4,
+        // its partitions are dealt to c0 and c2.
+        step(&mut c, t(5003), hb(1, Some("c1-1"), LEAVE_EPOCH, None));
+        assert_eq!(c.group_epoch(), 4);
+        assert_targets_are_a_fresh_assignment(&c);
+        let out = step(&mut c, t(5004), CgInput::TopicsChanged(vec![6, 3]));
+        assert_eq!(out.notes, vec![CgNote::EpochBumped { epoch: 5, trigger: "partitions-added" }]);
+        assert_targets_are_a_fresh_assignment(&c);
+        // 9 partitions over 2 members: min 4, one extra (c0 ends with it).
+        let sizes: Vec<usize> = c.members.values().map(|m| m.target.len()).collect();
+        assert_eq!(sizes, vec![5, 4]);
     }
 
     #[test]
