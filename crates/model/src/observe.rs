@@ -144,8 +144,9 @@ pub enum Observation {
     Commit {
         /// When.
         at: SimTime,
-        /// Member name.
-        member: String,
+        /// Member name (shared with the world: a commit is frequent, about 700,000 in the
+        /// reference hour, and a copy of the name was an allocation each).
+        member: Arc<str>,
         /// Stored?
         ok: bool,
     },

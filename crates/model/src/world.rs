@@ -883,7 +883,7 @@ impl<'o> World<'o> {
                 self.observer.observe(Observation::Skip { tp, at_offset: at });
             }
             ConsumerNote::Commit { ok } => {
-                let member = name();
+                let member = Arc::clone(&self.slots[conn.slot as usize].name);
                 self.observer.observe(Observation::Commit { at: now, member, ok })
             }
             ConsumerNote::MaxPollExpired => {
