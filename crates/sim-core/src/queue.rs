@@ -1,10 +1,25 @@
-//! The event queue: a 4-ary heap (`dary_heap`: half the depth of a binary heap, so fewer cache
-//! misses per pop) keyed by `(time, rank, sched, seq)`, FIFO among equal times of equal rank,
-//! with timers that are cancelled or moved in O(log n) by lazy invalidation.
-//! The heap holds 32-byte keys only (two to a cache line); the events wait aside in a slab of
-//! reused slots, which holds exactly the live events (a re-armed timer's event replaces the
-//! old one in its slot), so a pop moves keys, not large events, and a stale entry holds no
-//! memory but its key.
+//! The event queue: a priority queue keyed by `(time, rank, sched, seq)`, FIFO among equal
+//! times of equal rank, with timers that are cancelled or moved by lazy invalidation.
+//!
+//! Time never goes backwards, so the queue is split at a `horizon` that only rises:
+//! - `far`, the entries after the horizon: a radix heap of 64 unsorted buckets, by the highest
+//!   bit in which an entry's time differs from the horizon. A push is O(1).
+//! - `run`: when nothing at or before the horizon is left, the lowest non-empty bucket is
+//!   split: the horizon rises to the end of the window of 1,024 ns holding its earliest live
+//!   time, the entries up to it (those of that instant, mostly) are sorted into `run` (latest
+//!   first, so a pop is O(1)), the later ones fall into lower buckets, and the stale timer
+//!   entries met are dropped.
+//! - `near`: a 4-ary heap (`dary_heap`) of the entries pushed at or before the horizon after
+//!   the split (events of the current instant), usually few.
+//!
+//! A model has many events at one instant (hundreds at the reference scale, ordered by rank):
+//! one sort per instant replaces a heap sift of depth log n per pop, and a far timer moved or
+//! cancelled before its time is dropped from an unsorted bucket without ever being sorted.
+//! Any structure that pops the least key pops the same sequence, the keys being distinct.
+//! Entries are 32-byte keys (two to a cache line); the events wait aside in a slab of reused
+//! slots, which holds exactly the live events (a re-armed timer's event replaces the old one
+//! in its slot), so the queue moves keys, not large events, and a stale entry holds no memory
+//! but its key.
 //!
 //! Order among events of one instant: a lower `rank` first (the default, [`RANK_LAST`], is the
 //! highest: callers rank a few event kinds ahead of the rest); then the time at which the
@@ -16,9 +31,10 @@
 //!
 //! Lifecycle: [`EventQueue::schedule`] puts a one-shot event in; [`EventQueue::new_timer`] makes
 //! a reusable timer slot that [`EventQueue::arm`] (re)sets and [`EventQueue::cancel`] clears.
-//! Re-arming does not search the heap: the slot remembers the `seq` of its live entry, and an
-//! entry whose `seq` no longer matches is dropped when it reaches the top. [`EventQueue::pop`]
-//! advances the clock and asserts it never goes backwards.
+//! Re-arming does not search the queue: the slot remembers the `seq` of its live entry, and an
+//! entry whose `seq` no longer matches is dropped when it is met (a bucket split, the front of
+//! `run` or `near`, a compaction). [`EventQueue::pop`] advances the clock and asserts it never
+//! goes backwards.
 
 use crate::SimTime;
 use dary_heap::QuaternaryHeap;
@@ -33,7 +49,7 @@ const DISARMED: u64 = u64::MAX;
 /// The default rank: after every explicitly ranked event of the same instant.
 pub const RANK_LAST: u64 = u64::MAX;
 
-/// Where the event of a heap entry is kept.
+/// Where the event of an entry is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Payload {
     /// A one-shot event, at this index of [`EventQueue::slab`].
@@ -43,7 +59,7 @@ enum Payload {
     Timer(u32),
 }
 
-/// A heap entry: the ordering key and where the event is (32 bytes, whatever `E` is, so a
+/// A queue entry: the ordering key and where the event is (32 bytes, whatever `E` is, so a
 /// sift moves little memory and the four children of a node span two cache lines).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -97,7 +113,8 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
-    /// Reversed so that the heap (a max-heap) pops the earliest key first.
+    /// Reversed so that the heap (a max-heap) pops the earliest key first, and an ascending
+    /// sort puts it last.
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         other.key().cmp(&self.key())
@@ -111,9 +128,9 @@ impl Entry {
     }
 }
 
-/// A timer's state: the `seq` of its live heap entry (or `DISARMED`), and while armed, that
+/// A timer's state: the `seq` of its live entry (or `DISARMED`), and while armed, that
 /// entry's time and scheduling time and the slab slot of its event. Re-arming replaces the
-/// event in its slot: a stale heap entry owns no payload, so moving a timer a million times
+/// event in its slot: a stale entry owns no payload, so moving a timer a million times
 /// allocates nothing.
 #[derive(Clone, Copy, Debug)]
 struct TimerState {
@@ -125,10 +142,22 @@ struct TimerState {
 
 /// A deterministic priority queue of events of type `E`.
 ///
-/// The heap holds small [`Entry`] keys; the live events wait in a slab (`slab`, slots reused
-/// through the `free` list).
+/// `run`, `near` and `far` hold small [`Entry`] keys (see the module doc); the live events
+/// wait in a slab (`slab`, slots reused through the `free` list).
 pub struct EventQueue<E> {
-    heap: QuaternaryHeap<Entry>,
+    /// The entries a refill moved from `far` (all at or before `horizon`), sorted latest
+    /// first: the next to pop is the last, taken in O(1).
+    run: Vec<Entry>,
+    /// The entries pushed at or before `horizon` since the last refill (every entry of `far`
+    /// is later, so the earlier of the last of `run` and the top of `near` is the earliest
+    /// entry of all).
+    near: QuaternaryHeap<Entry>,
+    /// The entries after `horizon`, in radix buckets: a push is O(1), and a far timer moved
+    /// or cancelled before its time is dropped when its bucket is split, never sorted.
+    far: Far,
+    /// Where `run` and `near` end; rises only when both are empty (see
+    /// [`EventQueue::refill`]).
+    horizon: SimTime,
     /// The events of live entries (one-shots and armed timers); `None` in a free slot.
     slab: Vec<Option<E>>,
     /// Indexes of the free slots of `slab`, reused last-freed first.
@@ -137,7 +166,8 @@ pub struct EventQueue<E> {
     next_seq: u64,
     now: SimTime,
     popped: u64,
-    /// Heap entries of timers that were moved or cancelled, not yet dropped.
+    /// Entries (in `run`, `near` or `far`) of timers that were moved or cancelled, not yet
+    /// dropped.
     stale: usize,
 }
 
@@ -156,7 +186,10 @@ impl<E> EventQueue<E> {
     /// An empty queue with room for `capacity` pending entries.
     pub fn with_capacity(capacity: usize) -> Self {
         EventQueue {
-            heap: QuaternaryHeap::with_capacity(capacity),
+            run: Vec::with_capacity(capacity),
+            near: QuaternaryHeap::new(),
+            far: Far::new(),
+            horizon: SimTime::ZERO,
             slab: Vec::with_capacity(capacity),
             free: Vec::new(),
             timers: Vec::new(),
@@ -177,9 +210,9 @@ impl<E> EventQueue<E> {
         self.popped
     }
 
-    /// Entries in the heap, including stale timer entries not yet dropped.
+    /// Entries held (`run`, `near` and `far`), including stale timer entries not yet dropped.
     pub fn len_including_stale(&self) -> usize {
-        self.heap.len()
+        self.run.len() + self.near.len() + self.far.len
     }
 
     /// Schedules a one-shot event. Scheduling in the past is a bug and panics.
@@ -257,17 +290,19 @@ impl<E> EventQueue<E> {
 
     /// Drops every stale entry once they outnumber the live ones (and are more than 1,024):
     /// a timer moved far ahead and cancelled early (the 5-minute `max.poll.interval.ms` of
-    /// every batch) would otherwise stay in the heap until its time, growing memory and the
-    /// heap depth linearly. Amortised O(1) per operation; the pop order is unchanged because
+    /// every batch) would otherwise stay in a far bucket until the bucket is split, growing
+    /// memory linearly. Amortised O(1) per operation; the pop order is unchanged because
     /// entries are totally ordered by their key. Stale entries own no payload (a timer's slab
     /// slot holds its live event only; it was replaced or freed when the entry went stale), so
     /// no slab slot is freed here.
     fn maybe_compact(&mut self) {
-        if self.stale <= 1024 || self.stale <= self.heap.len() - self.stale {
+        if self.stale <= 1024 || self.stale <= self.len_including_stale() - self.stale {
             return;
         }
         let timers = &self.timers;
-        self.heap.retain(|e| is_live(timers, e));
+        self.run.retain(|e| is_live(timers, e));
+        self.near.retain(|e| is_live(timers, e));
+        self.far.retain(|e| is_live(timers, e));
         self.stale = 0;
     }
 
@@ -278,14 +313,14 @@ impl<E> EventQueue<E> {
 
     /// The time of the next live event, dropping stale timer entries on the way.
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.drop_stale();
-        self.heap.peek().map(|e| e.time)
+        self.next_live().map(|(time, _)| time)
     }
 
     /// Removes and returns the next live event, advancing the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.drop_stale();
-        let entry = self.heap.pop()?;
+        let (_, source) = self.next_live()?;
+        let entry = self.take_near(source);
+        debug_assert!(entry.time <= self.horizon, "a near entry after the horizon");
         assert!(entry.time >= self.now, "time went backwards: {} < {}", entry.time, self.now);
         let event = match Payload::unpack(entry.payload) {
             Payload::Slab(slot) => self.release(slot),
@@ -323,26 +358,191 @@ impl<E> EventQueue<E> {
         self.slab[slot as usize].take()
     }
 
+    #[inline]
     fn push(&mut self, at: SimTime, rank: u64, sched: SimTime, payload: Payload) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
         let (rank, payload) = (packed_rank(rank), payload.pack());
-        self.heap.push(Entry { time: at, sched, seq, rank, payload });
+        let entry = Entry { time: at, sched, seq, rank, payload };
+        // The key orders by time first, so every entry at or before the horizon (an entry
+        // exactly at it included) precedes every far one, whatever its rank and `sched`.
+        if at <= self.horizon {
+            self.near.push(entry);
+        } else {
+            self.far.push(entry, self.horizon);
+        }
         seq
     }
 
-    fn drop_stale(&mut self) {
-        while let Some(top) = self.heap.peek() {
-            if is_live(&self.timers, top) {
+    /// The time and source of the earliest live entry, dropping stale entries on the way and
+    /// refilling `run` from `far` when `run` and `near` both run dry.
+    fn next_live(&mut self) -> Option<(SimTime, Source)> {
+        loop {
+            while let Some((top, source)) = self.next_near() {
+                if is_live(&self.timers, top) {
+                    return Some((top.time, source));
+                }
+                self.take_near(source);
+                self.stale -= 1;
+            }
+            if self.far.len == 0 {
+                return None;
+            }
+            self.refill();
+        }
+    }
+
+    /// The earliest entry at or before the horizon (live or stale), and where it is.
+    #[inline]
+    fn next_near(&self) -> Option<(&Entry, Source)> {
+        match (self.run.last(), self.near.peek()) {
+            // Reversed order: the greater entry is the earlier.
+            (Some(r), Some(h)) if h > r => Some((h, Source::Near)),
+            (Some(r), _) => Some((r, Source::Run)),
+            (None, h) => h.map(|h| (h, Source::Near)),
+        }
+    }
+
+    /// Removes the earliest entry of `source` (which holds one).
+    #[inline]
+    fn take_near(&mut self, source: Source) -> Entry {
+        let entry = match source {
+            Source::Run => self.run.pop(),
+            Source::Near => self.near.pop(),
+        };
+        entry.expect("the source holds an entry")
+    }
+
+    /// Splits the lowest non-empty far bucket (`run` and `near` are empty): drops its stale
+    /// entries, raises the horizon to the end of the aligned window of `2^WINDOW_BITS` ns (or
+    /// of the whole bucket, if smaller) that holds its earliest live entry, and moves its
+    /// entries at or before the horizon into `run`, sorted, the later ones into lower buckets.
+    /// A bucket of stale entries only is emptied and the next one split. The horizon keeps
+    /// the bits of the old one above the bucket's, so the higher buckets stay valid.
+    fn refill(&mut self) {
+        debug_assert!(self.run.is_empty() && self.near.is_empty());
+        while let Some((index, mut bucket)) = self.far.take_lowest() {
+            let (timers, before, mut earliest) = (&self.timers, bucket.len(), u64::MAX);
+            bucket.retain(|e| {
+                let live = is_live(timers, e);
+                if live {
+                    earliest = earliest.min(e.time.as_nanos());
+                }
+                live
+            });
+            self.stale -= before - bucket.len();
+            if !bucket.is_empty() {
+                let window_bits = WINDOW_BITS.min(index as u32 + 1);
+                self.horizon = SimTime::from_nanos(earliest | low_bits(window_bits));
+                for e in bucket.drain(..) {
+                    if e.time <= self.horizon {
+                        self.run.push(e);
+                    } else {
+                        self.far.push(e, self.horizon);
+                    }
+                }
+                // Ascending in the reversed order: the earliest last. The keys are distinct,
+                // so the unstable sort gives the one order.
+                self.run.sort_unstable();
+            }
+            self.far.give_back(index, bucket);
+            if !self.run.is_empty() {
                 return;
             }
-            self.heap.pop();
-            self.stale -= 1;
         }
     }
 }
 
-/// Whether heap entry `e` will fire: a one-shot always, a timer entry while it is its timer's
+/// Where the earliest entry at or before the horizon is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// The last of [`EventQueue::run`].
+    Run,
+    /// The top of [`EventQueue::near`].
+    Near,
+}
+
+/// The far entries: bucket `b` holds those whose time differs from the horizon first (from the
+/// top) at bit `b` (a radix heap: the lowest non-empty bucket holds the earliest entries, and
+/// when the horizon rises into it, the other buckets stay valid and its entries all fall into
+/// lower buckets, so an entry is moved at most 64 times, in practice a few).
+struct Far {
+    buckets: [Vec<Entry>; 64],
+    /// Bit `b` is set when bucket `b` is not empty.
+    occupied: u64,
+    /// The entries in all buckets.
+    len: usize,
+}
+
+impl Far {
+    fn new() -> Far {
+        Far { buckets: std::array::from_fn(|_| Vec::new()), occupied: 0, len: 0 }
+    }
+
+    /// The bucket of an entry at `time`, after `horizon`.
+    #[inline]
+    fn bucket(time: SimTime, horizon: SimTime) -> usize {
+        debug_assert!(time > horizon);
+        // 63 - leading zeros (below 64 as the times differ), masked so that the index is
+        // known to be in bounds.
+        ((time.as_nanos() ^ horizon.as_nanos()).leading_zeros() ^ 63) as usize & 63
+    }
+
+    #[inline]
+    fn push(&mut self, entry: Entry, horizon: SimTime) {
+        let index = Far::bucket(entry.time, horizon);
+        self.buckets[index].push(entry);
+        self.occupied |= 1 << index;
+        self.len += 1;
+    }
+
+    /// Takes the lowest non-empty bucket out, with its index.
+    fn take_lowest(&mut self) -> Option<(usize, Vec<Entry>)> {
+        if self.occupied == 0 {
+            return None;
+        }
+        let index = self.occupied.trailing_zeros() as usize;
+        self.occupied &= !(1 << index);
+        let bucket = std::mem::take(&mut self.buckets[index]);
+        self.len -= bucket.len();
+        Some((index, bucket))
+    }
+
+    /// Puts a taken bucket's allocation back, emptied (its entries all moved lower).
+    fn give_back(&mut self, index: usize, mut bucket: Vec<Entry>) {
+        debug_assert!(self.buckets[index].is_empty());
+        bucket.clear();
+        self.buckets[index] = bucket;
+    }
+
+    /// Keeps the entries for which `keep` holds.
+    fn retain(&mut self, mut keep: impl FnMut(&Entry) -> bool) {
+        self.len = 0;
+        for (index, bucket) in self.buckets.iter_mut().enumerate() {
+            bucket.retain(&mut keep);
+            self.len += bucket.len();
+            if bucket.is_empty() {
+                self.occupied &= !(1 << index);
+            }
+        }
+    }
+}
+
+/// A number with its `bits` lowest bits set (`bits` at most 64).
+fn low_bits(bits: u32) -> u64 {
+    match bits {
+        0 => 0,
+        _ => u64::MAX >> (64 - bits),
+    }
+}
+
+/// A refill moves the entries of an aligned window of `2^WINDOW_BITS` ns (about 1 µs) into
+/// `run` at once: entries a few nanoseconds apart are sorted together rather than split bucket
+/// by bucket; wider windows cost more, as more events scheduled after the refill then fall
+/// before the horizon, into `near`.
+const WINDOW_BITS: u32 = 10;
+
+/// Whether entry `e` will fire: a one-shot always, a timer entry while it is its timer's
 /// live entry.
 #[inline]
 fn is_live(timers: &[TimerState], e: &Entry) -> bool {
@@ -615,6 +815,150 @@ mod tests {
         assert!(q.pop().is_some());
         assert_eq!(q.pop(), None);
         assert_eq!(std::rc::Rc::strong_count(&event), 1);
+    }
+
+    /// The queue's invariants: near entries at or before the horizon, far ones after it, and
+    /// `stale` counting exactly the held entries that will not fire.
+    fn check_invariants<E>(q: &EventQueue<E>) {
+        assert!(q.near.iter().all(|e| e.time <= q.horizon), "a near entry after the horizon");
+        assert!(q.run.iter().all(|e| e.time <= q.horizon), "a run entry after the horizon");
+        assert!(q.run.windows(2).all(|w| w[0].key() > w[1].key()), "run not sorted latest first");
+        for (index, bucket) in q.far.buckets.iter().enumerate() {
+            assert!(
+                bucket.iter().all(|e| e.time > q.horizon),
+                "a far entry at or before the horizon"
+            );
+            assert!(bucket.iter().all(|e| Far::bucket(e.time, q.horizon) == index), "misplaced");
+            assert_eq!(bucket.is_empty(), q.far.occupied & (1 << index) == 0);
+        }
+        assert_eq!(q.far.len, q.far.buckets.iter().map(Vec::len).sum::<usize>());
+        let held = q.run.iter().chain(q.near.iter()).chain(q.far.buckets.iter().flatten());
+        let stale = held.filter(|e| !is_live(&q.timers, e)).count();
+        assert_eq!(q.stale, stale, "stale entries miscounted");
+    }
+
+    /// Events exactly at the horizon go to `near`, one nanosecond later to a far bucket, and
+    /// all keep their order (time, rank, `sched`, insertion).
+    #[test]
+    fn events_at_the_horizon_keep_their_order() {
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        q.schedule(SimTime::from_millis(1), "first");
+        assert_eq!(q.pop(), Some((SimTime::from_millis(1), "first")));
+        // 1 ms (1,000,000 ns) was in far bucket 19 (2^19 <= 1,000,000 < 2^20): the horizon
+        // ends its window of 2^10 ns, 1,000,000 | 1,023 = 1,000,447 (1,000,000 = 976 x 1,024
+        // + 576, so the window is 999,424..=1,000,447).
+        let h = q.horizon;
+        assert_eq!(h, SimTime::from_nanos(1_000_447));
+        let after = h + SimTime::from_nanos(1);
+        q.schedule(after, "1 ns after");
+        q.schedule(h, "plain at h");
+        q.schedule_ranked(h, 3, "rank 3 at h");
+        // As of time zero: ahead of "plain at h" (scheduled at 1 ms).
+        q.arm_as_of(t, h, RANK_LAST, SimTime::ZERO, "as of 0 at h");
+        q.schedule_ranked(after, 2, "rank 2 after");
+        assert_eq!((q.near.len(), q.far.len), (3, 2));
+        check_invariants(&q);
+        let popped: Vec<_> =
+            std::iter::from_fn(|| q.pop()).map(|(t, e)| (t.as_nanos(), e)).collect();
+        let (h, after) = (h.as_nanos(), after.as_nanos());
+        let order = vec![
+            (h, "rank 3 at h"),
+            (h, "as of 0 at h"),
+            (h, "plain at h"),
+            (after, "rank 2 after"),
+            (after, "1 ns after"),
+        ];
+        assert_eq!(popped, order);
+    }
+
+    /// One operation of [`operations_far_beyond_the_horizon_match_a_sorted_map`]: a kind (0..=9), a timer (0..6), a
+    /// span class (0..=6), a raw offset, a rank choice and a `sched` choice.
+    type Op = (u8, usize, u8, u64, usize, u64);
+
+    /// How far ahead an operation schedules, by class: up to 20 ms, 5 s, 400 s, 2 hours, a
+    /// whole number of milliseconds below 4 (many events at one instant), up to 4,096 ns (a
+    /// few windows of 1,024 ns), or exactly the distance to the horizon plus 0 or 1 ns (the
+    /// raw offset's parity).
+    fn ahead_nanos<E>(q: &EventQueue<E>, class: u8, raw: u64) -> u64 {
+        let to_horizon = q.horizon.as_nanos().saturating_sub(q.now.as_nanos());
+        match class {
+            0 => raw % 20_000_000,
+            1 => raw % 5_000_000_000,
+            2 => raw % 400_000_000_000,
+            3 => raw % 7_200_000_000_000,
+            4 => raw % 4 * 1_000_000,
+            5 => raw % 4_096,
+            _ => to_horizon + raw % 2,
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Random schedule / ranked schedule / arm / arm-as-of / cancel / pop / peek sequences
+        /// on 6 timers with times from microseconds to hours ahead (far beyond the horizon)
+        /// and exactly at it: the queue pops exactly what a sorted map of the keys pops, the
+        /// armed timers agree, and the invariants hold after every operation.
+        #[test]
+        fn operations_far_beyond_the_horizon_match_a_sorted_map(ops in proptest::collection::vec(
+            (0u8..10, 0usize..6, 0u8..7, proptest::num::u64::ANY, 0usize..3, proptest::num::u64::ANY),
+            0..400,
+        )) {
+            use std::collections::BTreeMap;
+            type Key = (u64, u64, u64, u64);
+            let mut q: EventQueue<u64> = EventQueue::new();
+            let timers: Vec<TimerId> = (0..6).map(|_| q.new_timer()).collect();
+            // Key (time, rank, sched, insertion) -> event; a timer's live key.
+            let mut reference: BTreeMap<Key, u64> = BTreeMap::new();
+            let mut armed: Vec<Option<Key>> = vec![None; 6];
+            let ops: Vec<Op> = ops;
+            for (i, (kind, t, class, raw, rank, sched)) in ops.into_iter().enumerate() {
+                let (event, now) = (i as u64, q.now().as_nanos());
+                let at = now + ahead_nanos(&q, class, raw);
+                let rank = if kind == 1 || kind == 5 { [0, 7, RANK_LAST][rank] } else { RANK_LAST };
+                let sched = if kind == 5 { sched % (now + 1) } else { now };
+                let key = (at, rank, sched, i as u64);
+                let (at_time, sched_time) = (SimTime::from_nanos(at), SimTime::from_nanos(sched));
+                if (3..=6).contains(&kind) {
+                    if let Some(old) = armed[t].take() {
+                        reference.remove(&old);
+                    }
+                }
+                match kind {
+                    0 => q.schedule(at_time, event),
+                    1 => q.schedule_ranked(at_time, rank, event),
+                    2 => {
+                        let next = reference.keys().next().map(|k| k.0);
+                        proptest::prop_assert_eq!(q.peek_time().map(SimTime::as_nanos), next);
+                    }
+                    3 | 4 => q.arm(timers[t], at_time, event),
+                    5 => q.arm_as_of(timers[t], at_time, rank, sched_time, event),
+                    6 => q.cancel(timers[t]),
+                    _ => {
+                        let expected = reference.pop_first();
+                        // A timer whose entry fires is disarmed.
+                        armed.iter_mut().filter(|a| **a == expected.map(|(k, _)| k)).for_each(|a| *a = None);
+                        let expected = expected.map(|(k, e)| (k.0, e));
+                        proptest::prop_assert_eq!(q.pop().map(|(t, e)| (t.as_nanos(), e)), expected);
+                    }
+                }
+                if matches!(kind, 0 | 1 | 3..=5) {
+                    reference.insert(key, event);
+                }
+                if (3..=5).contains(&kind) {
+                    armed[t] = Some(key);
+                }
+                for (timer, pending) in timers.iter().zip(&armed) {
+                    proptest::prop_assert_eq!(q.armed_at(*timer).map(SimTime::as_nanos), pending.map(|k| k.0));
+                }
+                check_invariants(&q);
+            }
+            while let Some((key, event)) = reference.pop_first() {
+                proptest::prop_assert_eq!(q.pop(), Some((SimTime::from_nanos(key.0), event)));
+            }
+            proptest::prop_assert_eq!(q.pop(), None);
+            proptest::prop_assert_eq!(q.len_including_stale(), 0);
+        }
     }
 
     proptest::proptest! {
