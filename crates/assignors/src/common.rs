@@ -77,17 +77,49 @@ pub(crate) fn by_member_id_into(members: &[Member], order: &mut Vec<usize>) {
 /// iteration walks buckets in index order and each bucket in insertion order (resizing keeps
 /// the relative order). Tree bins (8+ colliding keys in one bucket) are not modelled.
 pub(crate) fn java_hashmap_order(keys: &[&str]) -> Vec<usize> {
-    let capacity = java_hashmap_capacity(keys.len());
-    let buckets: Vec<usize> = keys.iter().map(|k| java_hashmap_bucket(k, capacity)).collect();
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    // Stable sort: equal buckets keep insertion order.
-    order.sort_by_key(|&i| buckets[i]);
+    let mut order = Vec::new();
+    java_hashmap_order_into(keys.iter().copied(), &mut JavaHashmapScratch::default(), &mut order);
     order
+}
+
+/// The buffers of [`java_hashmap_order_into`], kept by a caller that orders again and again.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct JavaHashmapScratch {
+    buckets: Vec<usize>,
+    starts: Vec<usize>,
+}
+
+/// [`java_hashmap_order`] into `order`: a counting sort by bucket, stable (insertion order
+/// within a bucket), linear in the keys and the table size (at most max(16, 8/3 of the
+/// keys)).
+pub(crate) fn java_hashmap_order_into<'a>(
+    keys: impl ExactSizeIterator<Item = &'a str>,
+    scratch: &mut JavaHashmapScratch,
+    order: &mut Vec<usize>,
+) {
+    let capacity = java_hashmap_capacity(keys.len());
+    let JavaHashmapScratch { buckets, starts } = scratch;
+    buckets.clear();
+    buckets.extend(keys.map(|k| java_hashmap_bucket(k, capacity)));
+    starts.clear();
+    starts.resize(capacity + 1, 0);
+    for &b in buckets.iter() {
+        starts[b + 1] += 1;
+    }
+    for b in 0..capacity {
+        starts[b + 1] += starts[b];
+    }
+    order.clear();
+    order.resize(buckets.len(), 0);
+    for (i, &b) in buckets.iter().enumerate() {
+        order[starts[b]] = i;
+        starts[b] += 1;
+    }
 }
 
 /// The table size of a `java.util.HashMap` after `len` puts into `new HashMap<>()`: 16,
 /// doubled while `len` exceeds 3/4 of it.
-pub(crate) fn java_hashmap_capacity(len: usize) -> usize {
+fn java_hashmap_capacity(len: usize) -> usize {
     let mut capacity: usize = 16;
     while len * 4 > capacity * 3 {
         capacity *= 2;
@@ -97,7 +129,7 @@ pub(crate) fn java_hashmap_capacity(len: usize) -> usize {
 
 /// The bucket of `key` in a `java.util.HashMap` table of `capacity` (a power of two):
 /// `(h ^ (h >>> 16)) & (capacity - 1)` with `h = key.hashCode()`.
-pub(crate) fn java_hashmap_bucket(key: &str, capacity: usize) -> usize {
+fn java_hashmap_bucket(key: &str, capacity: usize) -> usize {
     let h = java_string_hash(key) as u32;
     ((h ^ (h >> 16)) as usize) & (capacity - 1)
 }

@@ -14,7 +14,7 @@
 //! `GeneralUniformAssignmentBuilder`.
 
 use crate::common::{
-    by_member_id_into, fill_assignment, java_hashmap_bucket, java_hashmap_capacity, reset_lists,
+    by_member_id_into, fill_assignment, java_hashmap_order_into, reset_lists, JavaHashmapScratch,
     PartitionIndex, Subscriptions,
 };
 use crate::sticky::general;
@@ -66,11 +66,9 @@ pub(crate) struct Scratch {
     assigned: Vec<bool>,
     /// The potentially unfilled members with their remaining count, in member-id order.
     unfilled: Vec<(usize, usize)>,
-    /// Per unfilled member: its Java `HashMap` bucket.
-    buckets: Vec<usize>,
-    /// Per bucket: where its members start in the `HashMap` order (a counting sort).
-    bucket_starts: Vec<usize>,
-    /// The unfilled members in `HashMap` order.
+    /// The buffers of the Java `HashMap` order.
+    hash_scratch: JavaHashmapScratch,
+    /// The unfilled members (indices into `unfilled`) in `HashMap` order.
     hash_order: Vec<usize>,
     /// The round-robin of the dealing.
     queue: VecDeque<usize>,
@@ -122,28 +120,10 @@ impl Scratch {
     /// (see [`crate::common::java_hashmap_order`]; equal buckets keep insertion order) into
     /// `queue`, and their remaining counts into `remaining` (`n` members).
     fn fill_round_robin(&mut self, input: &GroupInput, n: usize) {
-        let capacity = java_hashmap_capacity(self.unfilled.len());
-        self.buckets.clear();
         let ids = self.unfilled.iter().map(|&(m, _)| input.members[m].id.as_str());
-        self.buckets.extend(ids.map(|id| java_hashmap_bucket(id, capacity)));
-        // A counting sort by bucket, stable (insertion order within a bucket): the capacity
-        // is at most max(16, 8/3 of the member count), so this is linear where a sort was not.
-        self.bucket_starts.clear();
-        self.bucket_starts.resize(capacity + 1, 0);
-        for &b in &self.buckets {
-            self.bucket_starts[b + 1] += 1;
-        }
-        for b in 0..capacity {
-            self.bucket_starts[b + 1] += self.bucket_starts[b];
-        }
-        self.hash_order.clear();
-        self.hash_order.resize(self.unfilled.len(), 0);
-        for (&b, &(m, _)) in self.buckets.iter().zip(&self.unfilled) {
-            self.hash_order[self.bucket_starts[b]] = m;
-            self.bucket_starts[b] += 1;
-        }
+        java_hashmap_order_into(ids, &mut self.hash_scratch, &mut self.hash_order);
         self.queue.clear();
-        self.queue.extend(&self.hash_order);
+        self.queue.extend(self.hash_order.iter().map(|&i| self.unfilled[i].0));
         self.remaining.clear();
         self.remaining.resize(n, None);
         for &(m, r) in &self.unfilled {

@@ -258,24 +258,17 @@ struct Tee {
 
 impl Observer for Tee {
     fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
-        self.deliveries += stretch.count;
-        let to = self.processed_to.entry(stretch.tp).or_default();
-        *to = (*to).max(stretch.first + stretch.count);
+        self.on_delivered(stretch.tp, stretch.first, stretch.count);
         self.collector.observe_periodic(stretch);
     }
 
     fn observe(&mut self, observation: Observation) {
         match &observation {
             Observation::Processed { tp, first, times } => {
-                self.deliveries += times.len();
-                let to = self.processed_to.entry(*tp).or_default();
-                *to = (*to).max(first + times.len());
+                self.on_delivered(*tp, *first, times.len())
             }
             Observation::ProcessedPeriodic { tp, first, count, .. } => {
-                let n = *count;
-                self.deliveries += n;
-                let to = self.processed_to.entry(*tp).or_default();
-                *to = (*to).max(first + n);
+                self.on_delivered(*tp, *first, *count)
             }
             Observation::End { produced, .. } => self.produced = produced.iter().copied().collect(),
             _ => {}
@@ -287,6 +280,13 @@ impl Observer for Tee {
 impl Tee {
     fn new(collector: Collector) -> Tee {
         Tee { collector, deliveries: 0, produced: BTreeMap::new(), processed_to: BTreeMap::new() }
+    }
+
+    /// Counts `count` records of `tp` from offset `first` as delivered.
+    fn on_delivered(&mut self, tp: Tp, first: u64, count: u64) {
+        self.deliveries += count;
+        let to = self.processed_to.entry(tp).or_default();
+        *to = (*to).max(first + count);
     }
 
     /// Finishes the report (the collector asserts conservation itself) and re-checks it.

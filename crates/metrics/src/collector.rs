@@ -170,7 +170,8 @@ pub struct Collector {
     topics: Vec<String>,
     /// Per partition (dense, iterated in `(topic, partition)` order).
     parts: TpTable<PartMetrics>,
-    /// Every partition's counts, by topic then partition (present or not in `parts`).
+    /// Every partition's counts, by topic then partition (present or not in `parts`; not a
+    /// `TpTable`, whose `Option` would pad each 64-byte line to 128).
     counts: Vec<Vec<PartCounts>>,
     e2e: LatencyHistogram,
     open: Option<OpenRebalance>,
