@@ -13,7 +13,7 @@
 
 use crate::intervals::IntervalSet;
 use crate::latency::LatencyHistogram;
-use crate::ownership::{self, OwnershipInterval, OwnershipLog};
+use crate::ownership::{self, OwnershipLog, OwnershipSpan, NO_OWNER};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use crate::time_sweep;
 use hdrhistogram::Histogram;
@@ -61,79 +61,104 @@ impl PartCounts {
     }
 }
 
-/// A partition's metrics other than its [`PartCounts`].
+/// A partition's metrics other than its [`PartCounts`], in one aligned 64-byte line: an
+/// `Access` report (10,000 of them per eager rebalance of the reference scenario) touches it
+/// and the end of its timeline, nothing else. The down and allowed intervals are not kept
+/// beside the timeline: they are derived from it at the end ([`Availability`]), which spared
+/// the eager hour two more cache misses (the ends of two more lists) per report.
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 struct PartMetrics {
-    produced: u64,
-    state: PartState,
-    owner: Option<u32>,
     since: SimTime,
     waiting_from: SimTime,
-    last_owner: Option<u32>,
-    moves: u64,
-    /// Down intervals, adjacent ones merged (merging changes no metric: downtime sums the
-    /// same nanoseconds, episodes merge adjacent pieces anyway, and a sweep over edges sees
-    /// no gap at an instant).
-    down: Vec<(SimTime, SimTime)>,
-    /// Intervals in which a live member may consume the partition, adjacent ones merged.
-    allowed: Vec<(SimTime, SimTime)>,
-    /// The `ownership.csv` timeline, packed (24 bytes an interval; owners are interned in
-    /// [`Collector::owner_index`]); moved into the report's [`OwnershipLog`] at the end.
-    ownership: Vec<OwnershipInterval>,
-    /// The end of the last `ownership` interval, exact (its `end_s` is rounded to seconds).
-    ownership_end: SimTime,
+    produced: u64,
+    /// The `ownership.csv` timeline with exact times (24 bytes an interval; owners are
+    /// interned in [`Collector::owner_index`]); converted into the report's [`OwnershipLog`]
+    /// at the end. Its intervals tile the time from the partition's first report.
+    ownership: Vec<OwnershipSpan>,
+    /// The owner's index, or [`NO_OWNER`].
+    owner: u32,
+    /// The last owner's index, or [`NO_OWNER`] before the first.
+    last_owner: u32,
+    moves: u32,
+    state: PartState,
 }
 
 impl PartMetrics {
     fn new(at: SimTime) -> PartMetrics {
         PartMetrics {
-            produced: 0,
-            state: PartState::Unassigned,
-            owner: None,
             since: at,
             waiting_from: SimTime::MAX,
-            last_owner: None,
-            moves: 0,
-            down: Vec::new(),
-            allowed: Vec::new(),
+            produced: 0,
             ownership: Vec::new(),
-            ownership_end: SimTime::ZERO,
+            owner: NO_OWNER,
+            last_owner: NO_OWNER,
+            moves: 0,
+            state: PartState::Unassigned,
         }
     }
 
-    /// Closes the current state interval at `at`.
+    /// Closes the current state interval at `at`: consuming, or idle until the first
+    /// unprocessed record arrives and down (in the partition's state) from then.
     fn close_interval(&mut self, at: SimTime) {
-        let (since, owner) = (self.since, self.owner);
+        let since = self.since;
         if at <= since {
             return;
         }
         if self.state == PartState::Consuming {
-            push_merged(&mut self.allowed, since, at);
-            self.push_ownership(since, at, owner, ownership::state_code(PartState::Consuming));
+            self.push_ownership(since, at, ownership::CONSUMING);
             return;
         }
         let down_from = self.waiting_from.max(since);
         if down_from > since {
-            self.push_ownership(since, down_from.min(at), owner, ownership::IDLE);
+            self.push_ownership(since, down_from.min(at), ownership::IDLE);
         }
         if down_from < at {
-            push_merged(&mut self.down, down_from, at);
-            self.push_ownership(down_from, at, owner, ownership::state_code(self.state));
+            self.push_ownership(down_from, at, ownership::state_code(self.state));
         }
     }
 
-    fn push_ownership(&mut self, from: SimTime, to: SimTime, owner: Option<u32>, state: u8) {
-        let next = OwnershipInterval::new(from.as_secs_f64(), to.as_secs_f64(), owner, state);
+    /// Appends `[start, end)` in `state` under the current owner, extending the last interval
+    /// if it ends at `start` with the same owner and state.
+    fn push_ownership(&mut self, start: SimTime, end: SimTime, state: u8) {
+        let owner = self.owner;
         match self.ownership.last_mut() {
-            Some(last)
-                if self.ownership_end == from
-                    && (last.owner, last.state) == (next.owner, next.state) =>
-            {
-                last.end_s = next.end_s;
+            Some(last) if last.end == start && (last.owner, last.state) == (owner, state) => {
+                last.end = end;
             }
-            _ => self.ownership.push(next),
+            _ => self.ownership.push(OwnershipSpan { start, end, owner, state }),
         }
-        self.ownership_end = to;
+    }
+}
+
+/// A partition's down intervals and the intervals in which a live member may consume it,
+/// adjacent ones merged (merging changes no metric: downtime sums the same nanoseconds,
+/// episodes merge adjacent pieces anyway, and a sweep over edges sees no gap at an instant).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Availability {
+    down: Vec<(SimTime, SimTime)>,
+    allowed: Vec<(SimTime, SimTime)>,
+}
+
+impl Availability {
+    /// Read from a partition's timeline: consuming intervals are allowed, intervals in a
+    /// state other than consuming and idle are down.
+    fn of(timeline: &[OwnershipSpan]) -> Availability {
+        let mut availability = Availability::default();
+        for span in timeline {
+            let list = match span.state {
+                ownership::CONSUMING => &mut availability.allowed,
+                ownership::IDLE => continue,
+                _ => &mut availability.down,
+            };
+            push_merged(list, span.start, span.end);
+        }
+        availability
+    }
+
+    /// Total down time.
+    fn downtime(&self) -> SimTime {
+        self.down.iter().fold(SimTime::ZERO, |acc, (s, e)| acc + (*e - *s))
     }
 
     /// Maximal down intervals (adjacent pieces merged).
@@ -355,17 +380,17 @@ impl Collector {
         state: PartState,
         waiting_from: SimTime,
     ) {
-        let owner = owner.map(|member| self.intern_owner(member));
+        let owner = owner.map_or(NO_OWNER, |member| self.intern_owner(member));
         let part = self.parts.get_or_insert_with(tp, || PartMetrics::new(at));
         part.close_interval(at);
-        if let Some(new_owner) = owner {
-            if part.last_owner.is_some_and(|last| last != new_owner) {
+        if owner != NO_OWNER {
+            if part.last_owner != NO_OWNER && part.last_owner != owner {
                 part.moves += 1;
                 if let Some(open) = self.open.as_mut() {
                     open.moves += 1;
                 }
             }
-            part.last_owner = Some(new_owner);
+            part.last_owner = owner;
         }
         part.state = state;
         part.owner = owner;
@@ -417,27 +442,30 @@ impl Collector {
         for part in self.parts.values_mut() {
             part.close_interval(end);
         }
-        let partitions = self.partition_rows();
+        let availability: Vec<Availability> =
+            self.parts.values().map(|p| Availability::of(&p.ownership)).collect();
+        let partitions = self.partition_rows(&availability);
         self.e2e.flush();
-        let summary = self.summary(events, &partitions);
+        let summary = self.summary(events, &partitions, &availability);
         let ownership = self.take_ownership();
         RunReport {
             summary: Some(summary),
             ownership,
-            timeline: self.timeline_rows(),
+            timeline: self.timeline_rows(&availability),
             partitions,
             rebalances: self.rebalances,
         }
     }
 
-    fn partition_rows(&self) -> Vec<PartitionRow> {
+    /// One row per partition; `availability` is in the order of `parts`.
+    fn partition_rows(&self, availability: &[Availability]) -> Vec<PartitionRow> {
         self.parts
             .iter()
-            .map(|(tp, p)| {
+            .zip(availability)
+            .map(|((tp, p), a)| {
                 let c = self.counts(tp);
                 check_partition_conservation(&self.topics, tp, p, c);
-                let downtime: SimTime =
-                    p.down.iter().fold(SimTime::ZERO, |acc, (s, e)| acc + (*e - *s));
+                let downtime = a.downtime();
                 PartitionRow {
                     protocol: self.labels.protocol.clone(),
                     assignor: self.labels.assignor.clone(),
@@ -449,14 +477,19 @@ impl Collector {
                     reprocessed: c.deliveries - c.processed.len(),
                     lost: c.lost(),
                     downtime_s: downtime.as_secs_f64(),
-                    episodes: p.episodes().len() as u64,
-                    moves: p.moves,
+                    episodes: a.episodes().len() as u64,
+                    moves: u64::from(p.moves),
                 }
             })
             .collect()
     }
 
-    fn summary(&self, events: u64, rows: &[PartitionRow]) -> SummaryRow {
+    fn summary(
+        &self,
+        events: u64,
+        rows: &[PartitionRow],
+        availability: &[Availability],
+    ) -> SummaryRow {
         let produced: u64 = rows.iter().map(|r| r.produced).sum();
         let processed: u64 = rows.iter().map(|r| r.processed).sum();
         let reprocessed: u64 = rows.iter().map(|r| r.reprocessed).sum();
@@ -473,7 +506,7 @@ impl Collector {
             unique + reprocessed,
             "conservation: processed {processed} != unique {unique} + reprocessed {reprocessed}"
         );
-        let episodes = self.episode_histogram();
+        let episodes = episode_histogram(availability);
         let downtime: f64 = rows.iter().map(|r| r.downtime_s).sum();
         let (reb_p50, reb_max) = rebalance_stats(&self.rebalances);
         let moved: u64 = rows.iter().map(|r| r.moves).sum();
@@ -494,7 +527,7 @@ impl Collector {
             downtime_episode_ms_p50: episodes.0,
             downtime_episode_ms_p99: episodes.1,
             downtime_episode_ms_max: episodes.2,
-            stop_the_world_s: self.stop_the_world().as_secs_f64(),
+            stop_the_world_s: stop_the_world(availability).as_secs_f64(),
             rebalances: self.rebalances.len() as u64,
             rebalance_ms_p50: reb_p50,
             rebalance_ms_max: reb_max,
@@ -518,29 +551,6 @@ impl Collector {
             .sum()
     }
 
-    /// (p50, p99, max) of down episodes in ms; p50/p99 from an hdrhistogram of microseconds
-    /// (3 significant digits, never above the exact max).
-    fn episode_histogram(&self) -> (f64, f64, f64) {
-        let mut h: Histogram<u64> = Histogram::new(3).expect("3 significant digits");
-        let mut max_us = 0;
-        for part in self.parts.values() {
-            for (s, e) in part.episodes() {
-                let us = (e - s).as_nanos() / 1_000;
-                h.record(us).expect("auto-resizing histogram");
-                max_us = max_us.max(us);
-            }
-        }
-        (quantile_ms(&h, 0.5, max_us), quantile_ms(&h, 0.99, max_us), max_us as f64 / 1_000.0)
-    }
-
-    /// Time during which some partition is down and none may be consumed.
-    fn stop_the_world(&self) -> SimTime {
-        time_sweep::stop_the_world(
-            self.parts.values().map(|p| p.down.as_slice()),
-            self.parts.values().map(|p| p.allowed.as_slice()),
-        )
-    }
-
     /// Moves every partition's timeline (no copy) and the owner names into the report's log,
     /// in partition order.
     fn take_ownership(&mut self) -> OwnershipLog {
@@ -549,18 +559,22 @@ impl Collector {
             self.labels.assignor.clone(),
             self.labels.static_membership,
         );
-        let segments: Vec<(u32, u32, Vec<OwnershipInterval>)> = self
+        let segments: Vec<_> = self
             .parts
             .iter_mut()
-            .map(|(tp, part)| (tp.topic, tp.partition, std::mem::take(&mut part.ownership)))
+            .map(|(tp, part)| {
+                let timeline = std::mem::take(&mut part.ownership);
+                // Same size and alignment: the conversion reuses the allocation.
+                (tp.topic, tp.partition, timeline.into_iter().map(OwnershipSpan::seconds).collect())
+            })
             .collect();
         let owners = self.take_owner_names();
         OwnershipLog::from_collected(labels, self.topics.clone(), owners, segments)
     }
 
-    fn timeline_rows(&self) -> Vec<TimelineRow> {
+    fn timeline_rows(&self, availability: &[Availability]) -> Vec<TimelineRow> {
         let at: Vec<SimTime> = self.samples.iter().map(|s| s.at).collect();
-        let down = time_sweep::count_covering(&at, self.parts.values().map(|p| p.down.as_slice()));
+        let down = time_sweep::count_covering(&at, availability.iter().map(|a| a.down.as_slice()));
         self.samples
             .iter()
             .zip(down)
@@ -628,6 +642,27 @@ impl Observer for Collector {
             }
         }
     }
+}
+
+/// (p50, p99, max) of down episodes in ms; p50/p99 from an hdrhistogram of microseconds
+/// (3 significant digits, never above the exact max).
+fn episode_histogram(availability: &[Availability]) -> (f64, f64, f64) {
+    let mut h: Histogram<u64> = Histogram::new(3).expect("3 significant digits");
+    let mut max_us = 0;
+    for (s, e) in availability.iter().flat_map(Availability::episodes) {
+        let us = (e - s).as_nanos() / 1_000;
+        h.record(us).expect("auto-resizing histogram");
+        max_us = max_us.max(us);
+    }
+    (quantile_ms(&h, 0.5, max_us), quantile_ms(&h, 0.99, max_us), max_us as f64 / 1_000.0)
+}
+
+/// Time during which some partition is down and none may be consumed.
+fn stop_the_world(availability: &[Availability]) -> SimTime {
+    time_sweep::stop_the_world(
+        availability.iter().map(|a| a.down.as_slice()),
+        availability.iter().map(|a| a.allowed.as_slice()),
+    )
 }
 
 /// Appends `[from, to)` to `intervals`, extending the last one if it ends at `from`.
@@ -856,9 +891,9 @@ mod tests {
         c.observe(access(3_000, 0, None, PartState::StopTheWorld, 0));
         c.observe(access(4_000, 0, None, PartState::Unassigned, 0));
         c.observe(access(6_000, 0, Some("b"), PartState::Consuming, 0));
-        let part = &c.parts[tp(0)];
-        assert_eq!(part.allowed, vec![(s(0), s(3_000))]);
-        assert_eq!(part.down, vec![(s(3_000), s(6_000))]);
+        let availability = Availability::of(&c.parts[tp(0)].ownership);
+        assert_eq!(availability.allowed, vec![(s(0), s(3_000))]);
+        assert_eq!(availability.down, vec![(s(3_000), s(6_000))]);
         c.observe(Observation::End { at: s(10_000), produced: vec![(tp(0), 0)], events: 1 });
         let r = c.finish();
         let rows: Vec<(f64, f64, &str, &str)> =
@@ -1018,6 +1053,21 @@ mod tests {
         assert_eq!(std::mem::size_of::<IntervalSet>(), 48);
         assert_eq!(std::mem::size_of::<PartCounts>(), 64);
         assert_eq!(std::mem::align_of::<PartCounts>(), 64);
+    }
+
+    /// A partition's other metrics fill one cache line too (an `Access` report touches it
+    /// and its timeline's end), also as the `Option` its table holds; a timeline interval
+    /// converts into a log row of the same size, in place.
+    #[test]
+    fn part_metrics_are_one_cache_line() {
+        assert_eq!(std::mem::size_of::<PartMetrics>(), 64);
+        assert_eq!(std::mem::size_of::<Option<PartMetrics>>(), 64);
+        assert_eq!(std::mem::align_of::<PartMetrics>(), 64);
+        assert_eq!(std::mem::size_of::<OwnershipSpan>(), 24);
+        assert_eq!(
+            std::mem::size_of::<OwnershipSpan>(),
+            std::mem::size_of::<crate::ownership::OwnershipInterval>()
+        );
     }
 
     proptest::proptest! {

@@ -11,11 +11,12 @@
 use crate::rows::{Columns, OwnershipRow};
 use model::PartState;
 use serde::Serialize;
+use sim_core::SimTime;
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// The owner code of an interval with no owner (the empty `owner` column).
-const NO_OWNER: u32 = u32::MAX;
+pub(crate) const NO_OWNER: u32 = u32::MAX;
 
 /// The state names with a fixed code (code `i` is `KNOWN_STATES[i]`): `idle` and the
 /// [`PartState`] names. Other names (a hand-edited CSV) get codes from `KNOWN_STATES.len()` on.
@@ -30,13 +31,16 @@ const KNOWN_STATES: [&str; 8] = [
     "owner-disconnected",
 ];
 
+/// The state code of `consuming`.
+pub(crate) const CONSUMING: u8 = 0;
+
 /// The state code of `idle` (a partition nobody may consume with nothing waiting).
 pub(crate) const IDLE: u8 = 1;
 
 /// The state code of a [`PartState`] (its `ownership.csv` name is `KNOWN_STATES[code]`).
 pub(crate) fn state_code(state: PartState) -> u8 {
     match state {
-        PartState::Consuming => 0,
+        PartState::Consuming => CONSUMING,
         PartState::Unassigned => 2,
         PartState::Revoked => 3,
         PartState::StopTheWorld => 4,
@@ -64,6 +68,29 @@ impl OwnershipInterval {
     /// An interval; `owner` is an index into the log's owner names.
     pub(crate) fn new(start_s: f64, end_s: f64, owner: Option<u32>, state: u8) -> Self {
         OwnershipInterval { start_s, end_s, owner: owner.unwrap_or(NO_OWNER), state }
+    }
+}
+
+/// One interval of a partition's timeline as the collector keeps it during a run: exact
+/// times (the collector derives the down and allowed intervals from them at the end), the
+/// same 24 bytes as an [`OwnershipInterval`], into which [`OwnershipSpan::seconds`] turns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OwnershipSpan {
+    /// Interval start.
+    pub(crate) start: SimTime,
+    /// Interval end.
+    pub(crate) end: SimTime,
+    /// Index into the log's owner names, or [`NO_OWNER`].
+    pub(crate) owner: u32,
+    /// State code (see `KNOWN_STATES`).
+    pub(crate) state: u8,
+}
+
+impl OwnershipSpan {
+    /// The interval in the seconds the CSV writes.
+    pub(crate) fn seconds(self) -> OwnershipInterval {
+        let (start_s, end_s) = (self.start.as_secs_f64(), self.end.as_secs_f64());
+        OwnershipInterval { start_s, end_s, owner: self.owner, state: self.state }
     }
 }
 
