@@ -13,9 +13,10 @@
 
 use crate::intervals::IntervalSet;
 use crate::latency::LatencyHistogram;
-use crate::ownership::{self, OwnershipLog, OwnershipSpan, NO_OWNER};
+use crate::ownership::{self, OwnershipInterval, OwnershipLog, NO_OWNER};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use crate::time_sweep;
+use crate::timeline::{Availability, OpenSpan, PartTimeline, Timelines};
 use hdrhistogram::Histogram;
 use model::{
     MemberRef, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Tp, TpTable,
@@ -63,114 +64,62 @@ impl PartCounts {
 
 /// A partition's metrics other than its [`PartCounts`], in one aligned 64-byte line: an
 /// `Access` report (10,000 of them per eager rebalance of the reference scenario) touches it
-/// and the end of its timeline, nothing else. The down and allowed intervals are not kept
-/// beside the timeline: they are derived from it at the end ([`Availability`]), which spared
-/// the eager hour two more cache misses (the ends of two more lists) per report.
+/// and the end of the run's one list of closed timeline intervals, nothing else
+/// (`timeline.rs`).
 #[derive(Clone, Debug)]
 #[repr(align(64))]
 struct PartMetrics {
-    since: SimTime,
+    /// The last interval of its timeline (its end is when the current state began).
+    open: OpenSpan,
     waiting_from: SimTime,
     produced: u64,
-    /// The `ownership.csv` timeline with exact times (24 bytes an interval; owners are
-    /// interned in [`Collector::owner_index`]); converted into the report's [`OwnershipLog`]
-    /// at the end. Its intervals tile the time from the partition's first report.
-    ownership: Vec<OwnershipSpan>,
     /// The owner's index, or [`NO_OWNER`].
     owner: u32,
     /// The last owner's index, or [`NO_OWNER`] before the first.
     last_owner: u32,
     moves: u32,
+    /// Its timeline's index in [`Collector::timelines`].
+    timeline: u32,
     state: PartState,
 }
 
 impl PartMetrics {
-    fn new(at: SimTime) -> PartMetrics {
+    fn new(at: SimTime, timeline: u32) -> PartMetrics {
         PartMetrics {
-            since: at,
+            open: OpenSpan::empty(at),
             waiting_from: SimTime::MAX,
             produced: 0,
-            ownership: Vec::new(),
             owner: NO_OWNER,
             last_owner: NO_OWNER,
             moves: 0,
+            timeline,
             state: PartState::Unassigned,
         }
     }
 
     /// Closes the current state interval at `at`: consuming, or idle until the first
     /// unprocessed record arrives and down (in the partition's state) from then.
-    fn close_interval(&mut self, at: SimTime) {
-        let since = self.since;
+    fn close_interval(&mut self, at: SimTime, timelines: &mut Timelines) {
+        let since = self.open.end();
         if at <= since {
             return;
         }
         if self.state == PartState::Consuming {
-            self.push_ownership(since, at, ownership::CONSUMING);
+            self.push(timelines, at, ownership::CONSUMING);
             return;
         }
         let down_from = self.waiting_from.max(since);
         if down_from > since {
-            self.push_ownership(since, down_from.min(at), ownership::IDLE);
+            self.push(timelines, down_from.min(at), ownership::IDLE);
         }
         if down_from < at {
-            self.push_ownership(down_from, at, ownership::state_code(self.state));
+            self.push(timelines, at, ownership::state_code(self.state));
         }
     }
 
-    /// Appends `[start, end)` in `state` under the current owner, extending the last interval
-    /// if it ends at `start` with the same owner and state.
-    fn push_ownership(&mut self, start: SimTime, end: SimTime, state: u8) {
-        let owner = self.owner;
-        match self.ownership.last_mut() {
-            Some(last) if last.end == start && (last.owner, last.state) == (owner, state) => {
-                last.end = end;
-            }
-            _ => self.ownership.push(OwnershipSpan { start, end, owner, state }),
-        }
-    }
-}
-
-/// A partition's down intervals and the intervals in which a live member may consume it,
-/// adjacent ones merged (merging changes no metric: downtime sums the same nanoseconds,
-/// episodes merge adjacent pieces anyway, and a sweep over edges sees no gap at an instant).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Availability {
-    down: Vec<(SimTime, SimTime)>,
-    allowed: Vec<(SimTime, SimTime)>,
-}
-
-impl Availability {
-    /// Read from a partition's timeline: consuming intervals are allowed, intervals in a
-    /// state other than consuming and idle are down.
-    fn of(timeline: &[OwnershipSpan]) -> Availability {
-        let mut availability = Availability::default();
-        for span in timeline {
-            let list = match span.state {
-                ownership::CONSUMING => &mut availability.allowed,
-                ownership::IDLE => continue,
-                _ => &mut availability.down,
-            };
-            push_merged(list, span.start, span.end);
-        }
-        availability
-    }
-
-    /// Total down time.
-    fn downtime(&self) -> SimTime {
-        self.down.iter().fold(SimTime::ZERO, |acc, (s, e)| acc + (*e - *s))
-    }
-
-    /// Maximal down intervals (adjacent pieces merged).
-    fn episodes(&self) -> Vec<(SimTime, SimTime)> {
-        let mut out: Vec<(SimTime, SimTime)> = Vec::new();
-        for &(s, e) in &self.down {
-            match out.last_mut() {
-                Some(last) if last.1 == s => last.1 = e,
-                _ => out.push((s, e)),
-            }
-        }
-        out
+    /// Extends the timeline to `end` in `state` under the current owner.
+    fn push(&mut self, timelines: &mut Timelines, end: SimTime, state: u8) {
+        timelines.push((self.timeline, &mut self.open), end, self.owner, state);
     }
 }
 
@@ -209,6 +158,8 @@ pub struct Collector {
     owner_index: BTreeMap<String, u32>,
     /// By member id (`MemberRef::id`): the member's name and its index in `owner_index`.
     owner_by_id: Vec<Option<(Arc<str>, u32)>>,
+    /// Every partition's ownership timeline (`timeline.rs`).
+    timelines: Timelines,
     /// Scratch counts of `on_processed_periodic`, kept to reuse its allocation.
     fresh: Vec<u64>,
     /// The sum over partitions of offsets processed (`processed.len()`) and of offsets lost
@@ -249,6 +200,7 @@ impl Collector {
             commits_failed: 0,
             owner_index: BTreeMap::new(),
             owner_by_id: Vec::new(),
+            timelines: Timelines::default(),
             fresh: Vec::new(),
             done: DoneTotals::default(),
         }
@@ -381,8 +333,8 @@ impl Collector {
         waiting_from: SimTime,
     ) {
         let owner = owner.map_or(NO_OWNER, |member| self.intern_owner(member));
-        let part = self.parts.get_or_insert_with(tp, || PartMetrics::new(at));
-        part.close_interval(at);
+        let part = part_in(&mut self.parts, &mut self.timelines, tp, at);
+        part.close_interval(at, &mut self.timelines);
         if owner != NO_OWNER {
             if part.last_owner != NO_OWNER && part.last_owner != owner {
                 part.moves += 1;
@@ -394,7 +346,6 @@ impl Collector {
         }
         part.state = state;
         part.owner = owner;
-        part.since = at;
         part.waiting_from = waiting_from;
     }
 
@@ -439,15 +390,15 @@ impl Collector {
             members_at_end = self.samples.last().map_or(0, |s| s.members);
         }
         self.on_rebalance_end(end, 0, members_at_end);
-        for part in self.parts.values_mut() {
-            part.close_interval(end);
-        }
-        let availability: Vec<Availability> =
-            self.parts.values().map(|p| Availability::of(&p.ownership)).collect();
+        let (availability, rows): (Vec<Availability>, Vec<_>) = self
+            .take_timelines(end)
+            .into_iter()
+            .map(|t| (t.availability, (t.tp.topic, t.tp.partition, t.rows)))
+            .unzip();
         let partitions = self.partition_rows(&availability);
         self.e2e.flush();
         let summary = self.summary(events, &partitions, &availability);
-        let ownership = self.take_ownership();
+        let ownership = self.take_ownership(rows);
         RunReport {
             summary: Some(summary),
             ownership,
@@ -553,23 +504,29 @@ impl Collector {
 
     /// Moves every partition's timeline (no copy) and the owner names into the report's log,
     /// in partition order.
-    fn take_ownership(&mut self) -> OwnershipLog {
+    /// Closes every partition's timeline at `end` and regroups them (`timeline.rs`), in
+    /// partition order.
+    fn take_timelines(&mut self, end: SimTime) -> Vec<PartTimeline> {
+        for part in self.parts.values_mut() {
+            part.close_interval(end, &mut self.timelines);
+            self.timelines.close(part.timeline, &part.open);
+        }
+        let regrouped = std::mem::take(&mut self.timelines).regroup();
+        let mut by_index: Vec<Option<PartTimeline>> = regrouped.into_iter().map(Some).collect();
+        let mut take = |p: &PartMetrics| by_index[p.timeline as usize].take();
+        self.parts.values().map(|p| take(p).expect("one timeline per partition")).collect()
+    }
+
+    /// The report's log of every partition's rows (`(topic, partition, rows)`, in partition
+    /// order) and the owner names.
+    fn take_ownership(&mut self, rows: Vec<(u32, u32, Vec<OwnershipInterval>)>) -> OwnershipLog {
         let labels = (
             self.labels.protocol.clone(),
             self.labels.assignor.clone(),
             self.labels.static_membership,
         );
-        let segments: Vec<_> = self
-            .parts
-            .iter_mut()
-            .map(|(tp, part)| {
-                let timeline = std::mem::take(&mut part.ownership);
-                // Same size and alignment: the conversion reuses the allocation.
-                (tp.topic, tp.partition, timeline.into_iter().map(OwnershipSpan::seconds).collect())
-            })
-            .collect();
         let owners = self.take_owner_names();
-        OwnershipLog::from_collected(labels, self.topics.clone(), owners, segments)
+        OwnershipLog::from_collected(labels, self.topics.clone(), owners, rows)
     }
 
     fn timeline_rows(&self, availability: &[Availability]) -> Vec<TimelineRow> {
@@ -636,7 +593,7 @@ impl Observer for Collector {
             }
             Observation::End { at, produced, events } => {
                 for (tp, n) in produced {
-                    self.parts.get_or_insert_with(tp, || PartMetrics::new(at)).produced = n;
+                    part_in(&mut self.parts, &mut self.timelines, tp, at).produced = n;
                 }
                 self.end = Some((at, events));
             }
@@ -665,12 +622,14 @@ fn stop_the_world(availability: &[Availability]) -> SimTime {
     )
 }
 
-/// Appends `[from, to)` to `intervals`, extending the last one if it ends at `from`.
-fn push_merged(intervals: &mut Vec<(SimTime, SimTime)>, from: SimTime, to: SimTime) {
-    match intervals.last_mut() {
-        Some(last) if last.1 == from => last.1 = to,
-        _ => intervals.push((from, to)),
-    }
+/// The metrics of `tp` in `parts`, made (with a timeline starting at `at`) if it has none yet.
+fn part_in<'a>(
+    parts: &'a mut TpTable<PartMetrics>,
+    timelines: &mut Timelines,
+    tp: Tp,
+    at: SimTime,
+) -> &'a mut PartMetrics {
+    parts.get_or_insert_with(tp, || PartMetrics::new(at, timelines.add(tp, at)))
 }
 
 /// Conservation for one partition: every processed or skipped offset was produced.
@@ -891,9 +850,6 @@ mod tests {
         c.observe(access(3_000, 0, None, PartState::StopTheWorld, 0));
         c.observe(access(4_000, 0, None, PartState::Unassigned, 0));
         c.observe(access(6_000, 0, Some("b"), PartState::Consuming, 0));
-        let availability = Availability::of(&c.parts[tp(0)].ownership);
-        assert_eq!(availability.allowed, vec![(s(0), s(3_000))]);
-        assert_eq!(availability.down, vec![(s(3_000), s(6_000))]);
         c.observe(Observation::End { at: s(10_000), produced: vec![(tp(0), 0)], events: 1 });
         let r = c.finish();
         let rows: Vec<(f64, f64, &str, &str)> =
@@ -1056,18 +1012,12 @@ mod tests {
     }
 
     /// A partition's other metrics fill one cache line too (an `Access` report touches it
-    /// and its timeline's end), also as the `Option` its table holds; a timeline interval
-    /// converts into a log row of the same size, in place.
+    /// and the end of the list of closed intervals), also as the `Option` its table holds.
     #[test]
     fn part_metrics_are_one_cache_line() {
         assert_eq!(std::mem::size_of::<PartMetrics>(), 64);
         assert_eq!(std::mem::size_of::<Option<PartMetrics>>(), 64);
         assert_eq!(std::mem::align_of::<PartMetrics>(), 64);
-        assert_eq!(std::mem::size_of::<OwnershipSpan>(), 24);
-        assert_eq!(
-            std::mem::size_of::<OwnershipSpan>(),
-            std::mem::size_of::<crate::ownership::OwnershipInterval>()
-        );
     }
 
     proptest::proptest! {

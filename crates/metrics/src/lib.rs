@@ -16,6 +16,7 @@ mod latency;
 mod ownership;
 mod rows;
 mod time_sweep;
+mod timeline;
 
 pub use collector::{Collector, RunLabels};
 pub use intervals::IntervalSet;

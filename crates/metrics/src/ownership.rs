@@ -11,7 +11,6 @@
 use crate::rows::{Columns, OwnershipRow};
 use model::PartState;
 use serde::Serialize;
-use sim_core::SimTime;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -68,29 +67,6 @@ impl OwnershipInterval {
     /// An interval; `owner` is an index into the log's owner names.
     pub(crate) fn new(start_s: f64, end_s: f64, owner: Option<u32>, state: u8) -> Self {
         OwnershipInterval { start_s, end_s, owner: owner.unwrap_or(NO_OWNER), state }
-    }
-}
-
-/// One interval of a partition's timeline as the collector keeps it during a run: exact
-/// times (the collector derives the down and allowed intervals from them at the end), the
-/// same 24 bytes as an [`OwnershipInterval`], into which [`OwnershipSpan::seconds`] turns it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct OwnershipSpan {
-    /// Interval start.
-    pub(crate) start: SimTime,
-    /// Interval end.
-    pub(crate) end: SimTime,
-    /// Index into the log's owner names, or [`NO_OWNER`].
-    pub(crate) owner: u32,
-    /// State code (see `KNOWN_STATES`).
-    pub(crate) state: u8,
-}
-
-impl OwnershipSpan {
-    /// The interval in the seconds the CSV writes.
-    pub(crate) fn seconds(self) -> OwnershipInterval {
-        let (start_s, end_s) = (self.start.as_secs_f64(), self.end.as_secs_f64());
-        OwnershipInterval { start_s, end_s, owner: self.owner, state: self.state }
     }
 }
 
