@@ -20,9 +20,11 @@ use crate::types::{
     Conn, JoinMeta, JoinOk, LeaveReason, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator,
     ToMember, Tp,
 };
+use members::{CMember, Members, Slot};
 use sim_core::SimTime;
 use std::collections::BTreeMap;
 
+mod members;
 mod static_membership;
 
 /// The classic group states.
@@ -147,21 +149,6 @@ pub struct CoordParams {
     pub initial_rebalance_delay: SimTime,
 }
 
-#[derive(Clone, Debug)]
-struct CMember {
-    conn: Conn,
-    instance_id: Option<String>,
-    owned: Vec<Tp>,
-    owned_generation: i32,
-    rebalance_timeout: SimTime,
-    session_timeout: SimTime,
-    join_seq: u64,
-    joined: bool,
-    awaiting_join: bool,
-    awaiting_sync: bool,
-    sync_sent: bool,
-}
-
 #[derive(Clone, Copy, Debug)]
 struct InitialDelay {
     remaining: SimTime,
@@ -174,12 +161,13 @@ pub struct ClassicCoordinator {
     params: CoordParams,
     state: GroupState,
     generation: i32,
-    members: BTreeMap<MemberId, CMember>,
+    /// The members, found by id, listed in id order; each keeps its part of the assignment.
+    members: Members,
     /// Members with `joined` set: the join phase completes when it reaches the member count
     /// (a scan of the group at every JoinGroup was quadratic per rebalance).
     joined_count: usize,
-    leader: Option<MemberId>,
-    assignment: BTreeMap<MemberId, Vec<Tp>>,
+    /// The leader's slot (cleared when the leader is removed).
+    leader: Option<Slot>,
     committed: TpTable<u64>,
     partition_counts: Vec<u32>,
     join_epoch: u64,
@@ -194,10 +182,9 @@ impl ClassicCoordinator {
             params,
             state: GroupState::Empty,
             generation: 0,
-            members: BTreeMap::new(),
+            members: Members::default(),
             joined_count: 0,
             leader: None,
-            assignment: BTreeMap::new(),
             committed: TpTable::default(),
             partition_counts,
             join_epoch: 0,
@@ -261,11 +248,11 @@ impl ClassicCoordinator {
                 generation,
                 assignment,
             }) => {
-                if !self.members.contains_key(&member_id) {
+                let Some(slot) = self.members.find(&member_id) else {
                     out.send((conn, ToMember::Sync(Err(ProtocolError::UnknownMemberId))));
                     return;
-                }
-                self.on_sync(now, member_id, generation, assignment, out)
+                };
+                self.on_sync(now, slot, generation, assignment, out)
             }
             CoordInput::Message(ToCoordinator::Heartbeat { conn, member_id, generation }) => {
                 self.on_heartbeat(now, conn, member_id, generation, out)
@@ -275,8 +262,8 @@ impl ClassicCoordinator {
                     LeaveReason::Close => RemovalReason::Leave,
                     LeaveReason::MaxPollExpired => RemovalReason::MaxPollLeave,
                 };
-                if self.members.contains_key(&member_id) {
-                    self.remove_member(now, &member_id, reason, out);
+                if let Some(slot) = self.members.find(&member_id) {
+                    self.remove_member(now, slot, reason, out);
                 }
             }
             CoordInput::Message(ToCoordinator::Commit {
@@ -308,7 +295,7 @@ impl ClassicCoordinator {
     }
 
     fn commit_allowed(&self, member_id: Option<&str>, generation: i32) -> bool {
-        let known = member_id.is_some_and(|id| self.members.contains_key(id));
+        let known = member_id.is_some_and(|id| self.members.contains(id));
         known && generation == self.generation && self.state != GroupState::CompletingRebalance
     }
 
@@ -319,27 +306,27 @@ impl ClassicCoordinator {
         req: JoinRequest,
         out: &mut CoordOutbox,
     ) {
-        let (id, is_new) = match member_id {
-            Some(id) if self.members.contains_key(&id) => (id, false),
-            Some(_) => {
+        let (slot, is_new) = match member_id.map(|id| self.members.find(&id)) {
+            Some(Some(slot)) => (slot, false),
+            Some(None) => {
                 out.send((req.conn, ToMember::Join(Err(ProtocolError::UnknownMemberId))));
                 return;
             }
             None => match self.static_member(&req) {
-                Some(old) => match self.replace_static(now, &old, &req, out) {
-                    Some(id) => (id, false),
+                Some(old) => match self.replace_static(now, old, &req, out) {
+                    Some(slot) => (slot, false),
                     None => return,
                 },
                 None => (self.add_member(&req), true),
             },
         };
-        let member = self.members.get_mut(&id).expect("member present");
+        let member = &mut self.members[slot];
         member.owned = req.owned;
         member.owned_generation = req.owned_generation;
         member.rebalance_timeout = req.rebalance_timeout;
         member.session_timeout = req.session_timeout;
         member.conn = req.conn;
-        out.cancel(CoordTimer::Session(id.clone()));
+        out.cancel(CoordTimer::Session(member.id.clone()));
         let was_preparing = self.state == GroupState::PreparingRebalance;
         match self.state {
             GroupState::Empty => self.prepare(now, "join", out),
@@ -353,7 +340,7 @@ impl ClassicCoordinator {
             // AK sets `newMemberAdded` only for joins into a group already preparing.
             delay.new_member_joined |= is_new && was_preparing;
         }
-        let member = self.members.get_mut(&id).expect("member present");
+        let member = &mut self.members[slot];
         if !member.joined {
             member.joined = true;
             self.joined_count += 1;
@@ -362,12 +349,14 @@ impl ClassicCoordinator {
         self.maybe_complete_join(now, out);
     }
 
-    fn add_member(&mut self, req: &JoinRequest) -> MemberId {
+    /// Adds the joining process as a new member: its id is fresh.
+    fn add_member(&mut self, req: &JoinRequest) -> Slot {
         // Unique like Kafka's `clientId-uuid`, and sorting by client id first.
         let seq = self.next_seq;
         let id = format!("{}-{seq}", req.name);
         self.next_seq += 1;
         let member = CMember {
+            id,
             conn: req.conn,
             instance_id: req.instance_id.clone(),
             owned: Vec::new(),
@@ -379,14 +368,13 @@ impl ClassicCoordinator {
             awaiting_join: false,
             awaiting_sync: false,
             sync_sent: false,
+            assigned: Vec::new(),
         };
-        let previous = self.members.insert(id.clone(), member);
-        assert!(previous.is_none(), "member id {id} reused");
-        id
+        self.members.insert(member)
     }
 
     fn rebalance_timeout(&self) -> SimTime {
-        self.members.values().map(|m| m.rebalance_timeout).max().unwrap_or(SimTime::ZERO)
+        self.members.iter().map(|(_, m)| m.rebalance_timeout).max().unwrap_or(SimTime::ZERO)
     }
 
     /// Enters PreparingRebalance (AK `prepareRebalance`).
@@ -397,10 +385,10 @@ impl ClassicCoordinator {
         }
         let was_empty = self.state == GroupState::Empty;
         self.state = GroupState::PreparingRebalance;
-        self.assignment.clear();
-        for m in self.members.values_mut() {
+        self.members.for_each_mut(|_, m| {
+            m.assigned.clear();
             m.joined = false;
-        }
+        });
         self.joined_count = 0;
         out.cancel(CoordTimer::Sync { generation: self.generation });
         self.join_epoch += 1;
@@ -418,13 +406,13 @@ impl ClassicCoordinator {
     }
 
     fn fail_pending_syncs(&mut self, out: &mut CoordOutbox) {
-        for m in self.members.values_mut() {
+        self.members.for_each_mut(|_, m| {
             if m.awaiting_sync && m.sync_sent {
                 out.send((m.conn, ToMember::Sync(Err(ProtocolError::RebalanceInProgress))));
             }
             m.awaiting_sync = false;
             m.sync_sent = false;
-        }
+        });
     }
 
     fn maybe_complete_join(&mut self, now: SimTime, out: &mut CoordOutbox) {
@@ -433,7 +421,7 @@ impl ClassicCoordinator {
         }
         debug_assert_eq!(
             self.joined_count,
-            self.members.values().filter(|m| m.joined).count(),
+            self.members.iter().filter(|(_, m)| m.joined).count(),
             "joined members counted"
         );
         if self.joined_count == self.members.len() {
@@ -444,14 +432,14 @@ impl ClassicCoordinator {
     /// Ends the join phase (AK `completeClassicGroupJoin` + `initNextGeneration`).
     fn complete_join(&mut self, now: SimTime, out: &mut CoordOutbox) {
         // AK keeps static members that did not rejoin until their session expires.
-        let laggards: Vec<MemberId> = self
+        let laggards: Vec<Slot> = self
             .members
             .iter()
             .filter(|(_, m)| !m.joined && m.instance_id.is_none())
-            .map(|(id, _)| id.clone())
+            .map(|(slot, _)| slot)
             .collect();
-        for id in laggards {
-            self.drop_member(&id, RemovalReason::JoinTimeout, out);
+        for slot in laggards {
+            self.drop_member(slot, RemovalReason::JoinTimeout, out);
         }
         out.cancel(CoordTimer::Join { epoch: self.join_epoch });
         self.initial_delay = None;
@@ -462,64 +450,61 @@ impl ClassicCoordinator {
         }
         self.state = GroupState::CompletingRebalance;
         let leader = self.choose_leader();
+        let leader_id = self.members[leader].id.clone();
         let metas: Vec<JoinMeta> = self
             .members
             .iter()
-            .map(|(id, m)| JoinMeta {
-                member_id: id.clone(),
+            .map(|(_, m)| JoinMeta {
+                member_id: m.id.clone(),
                 owned: m.owned.clone(),
                 owned_generation: m.owned_generation,
                 group_instance_id: m.instance_id.clone(),
             })
             .collect();
+        let generation = self.generation;
         let mut conns = Vec::with_capacity(self.members.len());
-        for (id, m) in self.members.iter_mut() {
+        self.members.for_each_mut(|slot, m| {
             if !m.joined {
-                continue; // A static member kept without rejoining gets no response.
+                return; // A static member kept without rejoining gets no response.
             }
-            let members = if *id == leader { metas.clone() } else { Vec::new() };
-            let ok = JoinOk {
-                member_id: id.clone(),
-                generation: self.generation,
-                leader: leader.clone(),
-                members,
-            };
+            let members = if slot == leader { metas.clone() } else { Vec::new() };
+            let ok =
+                JoinOk { member_id: m.id.clone(), generation, leader: leader_id.clone(), members };
             out.send((m.conn, ToMember::Join(Ok(ok))));
             m.awaiting_join = false;
             m.awaiting_sync = true;
             m.sync_sent = false;
-            out.arm(CoordTimer::Session(id.clone()), now + m.session_timeout);
+            out.arm(CoordTimer::Session(m.id.clone()), now + m.session_timeout);
             conns.push(m.conn);
-        }
-        out.note(CoordNote::GenerationFormed { generation: self.generation, members: conns });
+        });
+        out.note(CoordNote::GenerationFormed { generation, members: conns });
         let deadline = now + self.rebalance_timeout();
         out.arm(CoordTimer::Sync { generation: self.generation }, deadline);
     }
 
-    fn choose_leader(&mut self) -> MemberId {
-        let joined = |id: &str| self.members.get(id).is_some_and(|m| m.joined);
-        let keep = self.leader.as_ref().filter(|l| joined(l.as_str())).cloned();
+    /// The leader of the new generation: the current one if it rejoined, else the first
+    /// joiner among the members that rejoined.
+    fn choose_leader(&mut self) -> Slot {
+        let keep = self.leader.filter(|&slot| self.members[slot].joined);
         let leader = keep.unwrap_or_else(|| {
             let first =
                 self.members.iter().filter(|(_, m)| m.joined).min_by_key(|(_, m)| m.join_seq);
-            first.map(|(id, _)| id.clone()).expect("a member")
+            first.map(|(slot, _)| slot).expect("a member")
         });
-        self.leader = Some(leader.clone());
+        self.leader = Some(leader);
         leader
     }
 
+    /// A SyncGroup from the member in `slot`.
     fn on_sync(
         &mut self,
         now: SimTime,
-        member_id: MemberId,
+        slot: Slot,
         generation: i32,
         assignment: Option<Vec<(MemberId, Vec<Tp>)>>,
         out: &mut CoordOutbox,
     ) {
-        let Some(member) = self.members.get(&member_id) else {
-            return; // The sender is gone; its address is unknown here, so nothing to answer.
-        };
-        let conn = member.conn;
+        let conn = self.members[slot].conn;
         let error = if generation != self.generation {
             Some(ProtocolError::IllegalGeneration)
         } else if self.state == GroupState::PreparingRebalance {
@@ -531,14 +516,12 @@ impl ClassicCoordinator {
             out.send((conn, ToMember::Sync(Err(e))));
             return;
         }
-        self.touch_session(now, &member_id, out);
-        let member = self.members.get_mut(&member_id).expect("member present");
-        member.sync_sent = true;
-        let is_leader = self.leader.as_deref() == Some(member_id.as_str());
+        self.touch_session(now, slot, out);
+        self.members[slot].sync_sent = true;
+        let is_leader = self.leader == Some(slot);
         let was_stable = self.state == GroupState::Stable;
         if self.state == GroupState::CompletingRebalance && is_leader {
-            let assignment = assignment.unwrap_or_default();
-            self.assignment = assignment.into_iter().collect();
+            self.set_assignment(assignment.unwrap_or_default());
             self.state = GroupState::Stable;
             out.note(CoordNote::Stable { generation: self.generation });
         }
@@ -548,20 +531,35 @@ impl ClassicCoordinator {
             debug_assert!(self
                 .members
                 .iter()
-                .all(|(id, m)| *id == member_id || !(m.awaiting_sync && m.sync_sent)));
-            self.answer_sync(&member_id, out);
+                .all(|(other, m)| other == slot || !(m.awaiting_sync && m.sync_sent)));
+            self.answer_sync(slot, out);
         } else if self.state == GroupState::Stable {
             self.answer_syncs(out);
         }
     }
 
-    /// Answers `id`'s SyncGroup, if it waits for an answer.
-    fn answer_sync(&mut self, id: &str, out: &mut CoordOutbox) {
-        let Some(m) = self.members.get_mut(id) else { return };
+    /// Gives every member its part of the leader's assignment (a member the leader left out
+    /// gets none; a member id listed twice gets its last part, like a map built from the list).
+    /// Every id of the leader's list is a member: any change of the members since the
+    /// generation formed started a new rebalance, which refuses this SyncGroup.
+    fn set_assignment(&mut self, assignment: Vec<(MemberId, Vec<Tp>)>) {
+        self.members.for_each_mut(|_, m| m.assigned.clear());
+        for (id, parts) in assignment {
+            let slot = self.members.find(&id);
+            debug_assert!(slot.is_some(), "the leader assigned to {id}, not a member");
+            if let Some(slot) = slot {
+                self.members[slot].assigned = parts;
+            }
+        }
+    }
+
+    /// Answers the SyncGroup of the member in `slot`, if it waits for an answer.
+    fn answer_sync(&mut self, slot: Slot, out: &mut CoordOutbox) {
+        let m = &mut self.members[slot];
         if !(m.awaiting_sync && m.sync_sent) {
             return;
         }
-        let assigned = self.assignment.get(id).cloned().unwrap_or_default();
+        let assigned = m.assigned.clone();
         let committed = assigned.iter().map(|tp| (*tp, self.committed.get(*tp).copied()));
         let ok = SyncOk { generation: self.generation, committed: committed.collect(), assigned };
         out.send((m.conn, ToMember::Sync(Ok(ok))));
@@ -570,14 +568,14 @@ impl ClassicCoordinator {
 
     /// Answers every SyncGroup that waits (the leader's made the group Stable).
     fn answer_syncs(&mut self, out: &mut CoordOutbox) {
-        let waiting: Vec<MemberId> = self
+        let waiting: Vec<Slot> = self
             .members
             .iter()
             .filter(|(_, m)| m.awaiting_sync && m.sync_sent)
-            .map(|(id, _)| id.clone())
+            .map(|(slot, _)| slot)
             .collect();
-        for id in waiting {
-            self.answer_sync(&id, out);
+        for slot in waiting {
+            self.answer_sync(slot, out);
         }
     }
 
@@ -590,10 +588,11 @@ impl ClassicCoordinator {
         generation: i32,
         out: &mut CoordOutbox,
     ) {
-        let Some(member) = self.members.get(&member_id) else {
+        let Some(slot) = self.members.find(&member_id) else {
             out.send((from, ToMember::Heartbeat(Some(ProtocolError::UnknownMemberId))));
             return;
         };
+        let member = &self.members[slot];
         let (conn, session_timeout) = (member.conn, member.session_timeout);
         let error = if generation != self.generation {
             Some(ProtocolError::IllegalGeneration)
@@ -608,19 +607,20 @@ impl ClassicCoordinator {
         out.send((conn, ToMember::Heartbeat(error)));
     }
 
-    fn touch_session(&mut self, now: SimTime, member_id: &str, out: &mut CoordOutbox) {
-        let m = &self.members[member_id];
-        out.arm(CoordTimer::Session(member_id.to_string()), now + m.session_timeout);
+    /// Restarts the session of the member in `slot`.
+    fn touch_session(&mut self, now: SimTime, slot: Slot, out: &mut CoordOutbox) {
+        let m = &self.members[slot];
+        out.arm(CoordTimer::Session(m.id.clone()), now + m.session_timeout);
     }
 
     fn on_timer(&mut self, now: SimTime, timer: CoordTimer, out: &mut CoordOutbox) {
         match timer {
             CoordTimer::Session(id) => {
-                let Some(m) = self.members.get(&id) else { return };
-                if m.awaiting_join {
+                let Some(slot) = self.members.find(&id) else { return };
+                if self.members[slot].awaiting_join {
                     return; // AK: a member waiting for its join response does not expire.
                 }
-                self.remove_member(now, &id, RemovalReason::SessionExpired, out);
+                self.remove_member(now, slot, RemovalReason::SessionExpired, out);
             }
             CoordTimer::Join { epoch } => {
                 if epoch == self.join_epoch && self.state == GroupState::PreparingRebalance {
@@ -658,38 +658,40 @@ impl ClassicCoordinator {
     }
 
     fn expire_pending_syncs(&mut self, now: SimTime, out: &mut CoordOutbox) {
-        let late: Vec<MemberId> = self
+        let late: Vec<Slot> = self
             .members
             .iter()
             .filter(|(_, m)| m.awaiting_sync && !m.sync_sent)
-            .map(|(id, _)| id.clone())
+            .map(|(slot, _)| slot)
             .collect();
         if late.is_empty() {
             return;
         }
-        for id in &late {
-            self.drop_member(id, RemovalReason::SyncTimeout, out);
+        for &slot in &late {
+            self.drop_member(slot, RemovalReason::SyncTimeout, out);
         }
         self.after_removal(now, RemovalReason::SyncTimeout, out);
     }
 
+    /// Removes the member in `slot` and lets the group react (a rebalance, or Empty).
     fn remove_member(
         &mut self,
         now: SimTime,
-        id: &str,
+        slot: Slot,
         reason: RemovalReason,
         out: &mut CoordOutbox,
     ) {
-        self.drop_member(id, reason, out);
+        self.drop_member(slot, reason, out);
         self.after_removal(now, reason, out);
     }
 
-    fn drop_member(&mut self, id: &str, reason: RemovalReason, out: &mut CoordOutbox) {
-        let m = self.members.remove(id).expect("removing a known member");
+    /// Removes the member in `slot`: its session timer goes, the world hears why.
+    fn drop_member(&mut self, slot: Slot, reason: RemovalReason, out: &mut CoordOutbox) {
+        let m = self.members.remove(slot);
         self.joined_count -= usize::from(m.joined);
-        out.cancel(CoordTimer::Session(id.to_string()));
+        out.cancel(CoordTimer::Session(m.id));
         out.note(CoordNote::Removed { conn: m.conn, reason });
-        if self.leader.as_deref() == Some(id) {
+        if self.leader == Some(slot) {
             self.leader = None;
         }
     }
@@ -700,7 +702,6 @@ impl ClassicCoordinator {
             out.cancel(CoordTimer::Sync { generation: self.generation });
             self.initial_delay = None;
             self.state = GroupState::Empty;
-            self.assignment.clear();
             return;
         }
         match self.state {
@@ -714,16 +715,16 @@ impl ClassicCoordinator {
 
     /// The connections of the group's members, by member id (read by chaos checks).
     pub fn member_conns(&self) -> Vec<Conn> {
-        self.members.values().map(|m| m.conn).collect()
+        self.members.iter().map(|(_, m)| m.conn).collect()
     }
 
     /// Asserts the coordinator's invariants; each assert names the fact that broke.
     pub fn check_invariants(&self) {
         let mut seen: BTreeMap<Tp, &str> = BTreeMap::new();
-        for (id, parts) in &self.assignment {
-            for tp in parts {
-                let dup = seen.insert(*tp, id);
-                assert!(dup.is_none(), "partition {tp:?} assigned to {id} and {dup:?}");
+        for (_, m) in self.members.iter() {
+            for tp in &m.assigned {
+                let dup = seen.insert(*tp, &m.id);
+                assert!(dup.is_none(), "partition {tp:?} assigned to {} and {dup:?}", m.id);
             }
         }
         if self.state == GroupState::Stable {
@@ -739,7 +740,7 @@ impl ClassicCoordinator {
         for (topic, count) in self.partition_counts.iter().enumerate() {
             for partition in 0..*count {
                 let tp = Tp { topic: topic as u32, partition };
-                let claimed = self.members.values().any(|m| m.owned.contains(&tp));
+                let claimed = self.members.iter().any(|(_, m)| m.owned.contains(&tp));
                 assert!(
                     assigned.contains_key(&tp) || claimed,
                     "Stable group generation {} leaves {tp:?} uncovered",

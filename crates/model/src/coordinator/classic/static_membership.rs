@@ -14,45 +14,48 @@
 
 use super::{
     ClassicCoordinator, CoordNote, CoordOutbox, CoordTimer, GroupState, JoinRequest, RemovalReason,
+    Slot,
 };
 use crate::types::{JoinOk, MemberId, ToMember};
 use sim_core::SimTime;
 
 impl ClassicCoordinator {
-    /// The id of the member with the request's `group.instance.id`, if one is known.
-    pub(super) fn static_member(&self, req: &JoinRequest) -> Option<MemberId> {
+    /// The slot of the member with the request's `group.instance.id`, if one is known (the
+    /// first in member-id order).
+    pub(super) fn static_member(&self, req: &JoinRequest) -> Option<Slot> {
         let instance = req.instance_id.as_deref()?;
         let found = self.members.iter().find(|(_, m)| m.instance_id.as_deref() == Some(instance));
-        found.map(|(id, _)| id.clone())
+        found.map(|(slot, _)| slot)
     }
 
-    /// Replaces static member `old` by the joining process. Returns the new id when the join
-    /// goes on as a known member's (a rebalance runs or is forced), `None` when it was
-    /// answered at once with the current generation (group Stable: no rebalance).
+    /// Replaces the static member in `slot` by the joining process; it keeps its slot under a
+    /// new id. Returns the slot when the join goes on as a known member's (a rebalance runs or
+    /// is forced), `None` when it was answered at once with the current generation (group
+    /// Stable: no rebalance).
     pub(super) fn replace_static(
         &mut self,
         now: SimTime,
-        old: &str,
+        slot: Slot,
         req: &JoinRequest,
         out: &mut CoordOutbox,
-    ) -> Option<MemberId> {
-        let id = self.rekey(old, &req.name);
-        out.cancel(CoordTimer::Session(old.to_string()));
-        let member = self.members.get_mut(&id).expect("renamed member present");
+    ) -> Option<Slot> {
+        let (old, id) = self.rekey(slot, &req.name);
+        out.cancel(CoordTimer::Session(old));
+        let member = &mut self.members[slot];
         // The old process is gone: the world stops waiting for it.
         out.note(CoordNote::Removed { conn: member.conn, reason: RemovalReason::Replaced });
         member.conn = req.conn;
         member.session_timeout = req.session_timeout;
         member.rebalance_timeout = req.rebalance_timeout;
         if self.state != GroupState::Stable {
-            return Some(id);
+            return Some(slot);
         }
         member.awaiting_join = false;
         member.awaiting_sync = true;
         member.sync_sent = false;
         let conn = member.conn;
         let session_timeout = member.session_timeout;
-        let leader = self.leader.clone().unwrap_or_else(|| id.clone());
+        let leader = self.leader.map_or_else(|| id.clone(), |l| self.members[l].id.clone());
         let ok =
             JoinOk { member_id: id.clone(), generation: self.generation, leader, members: vec![] };
         out.send((conn, ToMember::Join(Ok(ok))));
@@ -60,19 +63,13 @@ impl ClassicCoordinator {
         None
     }
 
-    /// Moves member `old` (and its assignment and leadership) to a fresh id.
-    fn rekey(&mut self, old: &str, name: &str) -> MemberId {
+    /// Gives the member in `slot` a fresh id; its slot, and with it its assignment and
+    /// leadership, stay. Returns the old id and the new.
+    fn rekey(&mut self, slot: Slot, name: &str) -> (MemberId, MemberId) {
         let id = format!("{name}-{}", self.next_seq);
         self.next_seq += 1;
-        let member = self.members.remove(old).expect("static member present");
-        self.members.insert(id.clone(), member);
-        if let Some(parts) = self.assignment.remove(old) {
-            self.assignment.insert(id.clone(), parts);
-        }
-        if self.leader.as_deref() == Some(old) {
-            self.leader = Some(id.clone());
-        }
-        id
+        let old = self.members.rename(slot, id.clone());
+        (old, id)
     }
 }
 
