@@ -159,3 +159,28 @@ members = 2
         assert_same("busy heartbeats", &s, protocol);
     }
 }
+
+/// Members of 100 partitions each (ten topics of 20): their steps do not repeat within the
+/// catch-ups between samples, so their recordings end in vain and back off
+/// (`world/lazy.rs`, `RecordBackoff`: 40 s are about 800 steps a member, past the first
+/// wait); the signatures place each batch's parts among the partitions by a search.
+#[test]
+fn fast_stepping_equals_plain_with_many_partitions_a_member() {
+    let mut text = String::from(
+        "name = \"wide-members\"\nduration = \"40s\"\nseed = 3\n\
+         protocols = [\"eager:range\", \"cooperative:cooperative-sticky\"]\n\n",
+    );
+    for topic in 0..10 {
+        text.push_str(&format!("[[topic]]\nname = \"t{topic}\"\npartitions = 20\nrate = 10.0\n\n"));
+    }
+    text.push_str(
+        "[consumer]\nprocessing = \"0.5ms\"\n\n\
+         [broker.config]\n\"group.initial.rebalance.delay.ms\" = 0\n\n[group]\nmembers = 2\n",
+    );
+    let s = scenario::parse_str(&text, Path::new("wide-members.toml"))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    for protocol in s.protocols.clone() {
+        let (plain, fast) = assert_same("wide members", &s, protocol);
+        assert!(fast < plain, "{protocol}: fast {fast} events vs plain {plain}");
+    }
+}

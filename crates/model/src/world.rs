@@ -292,6 +292,8 @@ struct Slot {
     /// The position the member had when its pending step went back to the queue: checked
     /// when it goes aside again (`World::resume_position`), which spares a lookup.
     resume_hint: Option<cycle::OnCycle>,
+    /// When its catch-ups may record its steps again (`world/lazy.rs`).
+    record_backoff: lazy::RecordBackoff,
 }
 
 impl Slot {
@@ -975,6 +977,7 @@ impl<'o> World<'o> {
             on_cycle: None,
             off_cycle: None,
             resume_hint: None,
+            record_backoff: lazy::RecordBackoff::default(),
         });
         index
     }
@@ -1055,6 +1058,7 @@ impl<'o> World<'o> {
         s.held.clear();
         s.disconnected = false;
         s.cycles.clear();
+        s.record_backoff = lazy::RecordBackoff::default();
         s.forget_cycle_position();
         for id in s.timers.clone() {
             self.queue.cancel(id);

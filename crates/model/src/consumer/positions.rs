@@ -29,6 +29,11 @@ impl Positions {
         self.find(tp).ok().map(|i| &self.entries[i].1)
     }
 
+    /// The place of `tp` among the owned partitions (in partition order), if owned.
+    pub(super) fn index_of(&self, tp: &Tp) -> Option<usize> {
+        self.find(tp).ok()
+    }
+
     /// Whether `tp` is owned.
     pub(super) fn contains_key(&self, tp: &Tp) -> bool {
         self.find(tp).is_ok()

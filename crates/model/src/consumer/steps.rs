@@ -363,7 +363,7 @@ impl Consumer {
             out.push(rel(b.end));
             for (tp, _, count) in &b.parts {
                 // A part of a partition given up meanwhile has no place: not copied.
-                let Some(place) = self.owned.keys().position(|owned| owned == tp) else {
+                let Some(place) = self.owned.index_of(tp) else {
                     return false;
                 };
                 out.push(place as i64);

@@ -113,7 +113,7 @@ const MAX_JUMP_PERIODS: u64 = 1 << 20;
 const SIGNATURE_CAPACITY: usize = 64;
 
 /// Snapshots kept per catch-up while looking for a cycle.
-const MAX_RECORDED: usize = 256;
+pub(super) const MAX_RECORDED: usize = 256;
 
 /// The pending step as a signature names it: its kind (0 batch end, 1 poll wake-up) and time.
 fn step_kind(step: LazyStep) -> (u8, SimTime) {
@@ -190,8 +190,20 @@ impl Recorder {
         Some(Position { signature: self.signatures.last()?, state: &snap.state })
     }
 
+    /// Snapshots recorded.
+    pub fn len(&self) -> usize {
+        self.snaps.len()
+    }
+
+    /// Whether it holds [`MAX_RECORDED`] snapshots: a repeat found later would miss the steps
+    /// not kept, so the recording ends there.
+    pub fn is_full(&self) -> bool {
+        self.snaps.len() >= MAX_RECORDED
+    }
+
     /// Adds the state after a step; returns the cycle if its signature was seen before.
     pub fn push(&mut self, signature: Vec<i64>, snap: Snapshot, tps: Vec<Tp>) -> Option<Cycle> {
+        assert!(!self.is_full(), "a full recording ends");
         let hash = signature_hash(&signature);
         if let Some(start) = find_hashed(&self.seen, hash, |i| self.signatures[i] == signature) {
             let at = |s: &Snapshot| s.state.last_poll();
@@ -231,11 +243,9 @@ impl Recorder {
                 by_part,
             });
         }
-        if self.snaps.len() < MAX_RECORDED {
-            self.seen.insert((hash, self.snaps.len()));
-            self.signatures.push(signature);
-            self.snaps.push(snap);
-        }
+        self.seen.insert((hash, self.snaps.len()));
+        self.signatures.push(signature);
+        self.snaps.push(snap);
         None
     }
 }

@@ -22,7 +22,7 @@
 //! the member went aside, so the `max.poll.interval.ms` timer of a batch run aside (armed, as
 //! of its poll, at the end of each catch-up) is always in the queue before it can expire.
 
-use super::cycle::{Bound, Processed, Recorder, Snapshot};
+use super::cycle::{Bound, Processed, Recorder, Snapshot, MAX_RECORDED};
 use super::{Ev, World};
 use crate::consumer::{Consumer, ConsumerInput, ConsumerNote, ConsumerTimer};
 use crate::types::{Conn, ToMember};
@@ -37,6 +37,56 @@ pub(super) const MAX_CYCLES: usize = 2;
 /// members knocked off their cycle (a rebalance, a wake-up) are back on a known one within a
 /// few steps, and the snapshots of those steps would be dropped unused.
 const RECORD_AFTER: u32 = 6;
+
+/// The most off-cycle steps a member waits between recordings that found no repeat.
+const MAX_RECORD_WAIT: u32 = 1 << 14;
+
+/// When a member's catch-ups may record its steps again, after its recordings found no repeat
+/// in [`MAX_RECORDED`] recorded steps (a period longer than one catch-up or than a recording
+/// holds, or none yet). A recording costs a signature and a snapshot of the loop state per
+/// step, both as long as the member's list of partitions, and ends with its catch-up: with
+/// 100 partitions a member, whose catch-ups (at each sample) ended before the period did,
+/// this made fast stepping three times as costly as stepping every event through the queue
+/// (`scripts/perf-scaling.sh`). After each such run of recordings the member runs twice as
+/// many off-cycle steps as before it records again (from [`MAX_RECORDED`] to
+/// [`MAX_RECORD_WAIT`]); a found cycle, a new incarnation or a new assignment starts afresh.
+/// Only speed depends on it: steps not jumped run one by one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct RecordBackoff {
+    /// Off-cycle steps to run before the next recording (0: none).
+    wait: u32,
+    /// Off-cycle steps run since the wait began.
+    since: u32,
+    /// Steps recorded in vain since the wait began (or since the start).
+    wasted: u32,
+    /// The generation of the member's partitions then (`Consumer::owned_generation`).
+    generation: i32,
+}
+
+impl RecordBackoff {
+    /// Whether a member whose partitions are of `generation` may start a recording.
+    fn allows(&mut self, generation: i32) -> bool {
+        if self.wait > 0 && generation != self.generation {
+            *self = RecordBackoff::default();
+        }
+        self.since >= self.wait
+    }
+
+    /// One more off-cycle step run.
+    fn on_off_cycle_step(&mut self) {
+        self.since = self.since.saturating_add(1);
+    }
+
+    /// A recording of `steps` steps of a member with partitions of `generation` ended without
+    /// a repeat (it filled up, or its catch-up ended).
+    fn on_no_repeat(&mut self, steps: usize, generation: i32) {
+        self.wasted = self.wasted.saturating_add(steps as u32);
+        if self.wasted >= MAX_RECORDED as u32 {
+            let wait = (self.wait.saturating_mul(2)).clamp(MAX_RECORDED as u32, MAX_RECORD_WAIT);
+            *self = RecordBackoff { wait, since: 0, wasted: 0, generation };
+        }
+    }
+}
 
 /// How the world steps the members' poll loops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -130,7 +180,8 @@ impl World<'_> {
                     continue;
                 }
                 off_cycle_steps += 1;
-                if recorder.is_none() && off_cycle_steps > RECORD_AFTER {
+                self.slots[slot].record_backoff.on_off_cycle_step();
+                if recorder.is_none() && off_cycle_steps > RECORD_AFTER && self.may_record(slot) {
                     recorder = Some(Recorder::default());
                     match self.signature(slot, step) {
                         Some(signature) => {
@@ -152,11 +203,33 @@ impl World<'_> {
                     }
                     None => recorder = None,
                 }
+                if recorder.as_ref().is_some_and(Recorder::is_full) {
+                    self.end_recording(slot, recorder.take());
+                }
             }
         }
+        self.end_recording(slot, recorder);
         if ran {
             self.sync_poll_timer(slot);
         }
+    }
+
+    /// A recording of `slot` that found no repeat ends ([`RecordBackoff`]).
+    fn end_recording(&mut self, slot: usize, recorder: Option<Recorder>) {
+        let Some(steps) = recorder.map(|r| r.len()) else { return };
+        let generation = self.owned_generation(slot);
+        self.slots[slot].record_backoff.on_no_repeat(steps, generation);
+    }
+
+    /// Whether `slot` may start a recording ([`RecordBackoff`]).
+    fn may_record(&mut self, slot: usize) -> bool {
+        let generation = self.owned_generation(slot);
+        self.slots[slot].record_backoff.allows(generation)
+    }
+
+    /// The generation of the partitions of `slot`'s member (-1 without a member).
+    fn owned_generation(&self, slot: usize) -> i32 {
+        self.slots[slot].consumer.as_ref().map_or(-1, Consumer::owned_generation)
     }
 
     /// The loop state of `slot` after a step that processed `processed`.
@@ -185,6 +258,7 @@ impl World<'_> {
         }
         cycles.push(cycle);
         *recorder = None;
+        self.slots[slot].record_backoff = RecordBackoff::default();
         true
     }
 
@@ -370,5 +444,34 @@ impl World<'_> {
         if current && self.slots[slot].lazy.is_some() {
             self.catch_up(slot, now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Recordings that end without a repeat add up: at [`MAX_RECORDED`] steps recorded in
+    /// vain the member waits as many off-cycle steps, after the next such run twice as many,
+    /// up to [`MAX_RECORD_WAIT`]; a new generation of its partitions starts afresh.
+    #[test]
+    fn recordings_in_vain_back_off() {
+        let mut b = RecordBackoff::default();
+        assert!(b.allows(3));
+        b.on_no_repeat(200, 3);
+        assert!(b.allows(3), "200 steps in vain are below 256");
+        b.on_no_repeat(56, 3);
+        assert!(!b.allows(3), "256 steps in vain: wait 256 off-cycle steps");
+        (0..255).for_each(|_| b.on_off_cycle_step());
+        assert!(!b.allows(3));
+        b.on_off_cycle_step();
+        assert!(b.allows(3));
+        b.on_no_repeat(MAX_RECORDED, 3);
+        (0..511).for_each(|_| b.on_off_cycle_step());
+        assert!(!b.allows(3), "then 512");
+        assert!(b.allows(4), "a new assignment starts afresh");
+        assert_eq!(b, RecordBackoff::default());
+        (0..20).for_each(|_| b.on_no_repeat(MAX_RECORDED, 1));
+        assert_eq!(b.wait, MAX_RECORD_WAIT);
     }
 }
