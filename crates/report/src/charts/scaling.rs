@@ -1,10 +1,13 @@
-//! The performance scaling chart (docs/performance.md, `scripts/perf-scaling.sh`): wall time
-//! of a short run against the number of members and against the number of partitions, one
-//! line per protocol, log-log, with a dashed linear reference through each line's first point.
+//! The performance scaling chart (docs/performance.md, `scripts/perf-scaling.sh`): the time of
+//! a short protocol run (`run_s`, without reading the scenario and writing the files) against
+//! the number of members and against the number of partitions, one line per protocol, log-log,
+//! with a dashed linear reference through each line's largest point: where a line falls below
+//! its reference towards the smaller sizes, its cost grew faster than linearly up to that
+//! point; above it, slower (fixed costs).
 //!
 //! Input: the CSV the script writes, columns
-//! `sweep,protocol,members,partitions,sim_s,events,records,wall_s,max_rss_kb` (`sweep` is `members` or
-//! `partitions`: which size varies).
+//! `sweep,protocol,members,partitions,sim_s,events,records,wall_s,run_s,max_rss_kb` (`sweep` is
+//! `members` or `partitions`: which size varies).
 
 use crate::charts::common::{self, num, HEAD_PX};
 use crate::charts::font::text;
@@ -34,8 +37,10 @@ pub struct ScalingRow {
     pub events: u64,
     /// Records processed.
     pub records: u64,
-    /// Wall time in seconds.
+    /// Wall time of the process in seconds.
     pub wall_s: f64,
+    /// Wall time of the protocol run alone in seconds (`run --timing`).
+    pub run_s: f64,
     /// Peak resident memory in KiB.
     pub max_rss_kb: u64,
 }
@@ -64,12 +69,12 @@ struct ScalingChart {
     rows: Vec<ScalingRow>,
 }
 
-/// (protocol, points (size, wall s)) of one sweep, protocols in first-seen order.
+/// (protocol, points (size, run s)) of one sweep, protocols in first-seen order.
 fn series(rows: &[ScalingRow], sweep: &str) -> Vec<(String, Vec<(f64, f64)>)> {
     let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for r in rows.iter().filter(|r| r.sweep == sweep) {
         let size = if sweep == "members" { r.members } else { r.partitions } as f64;
-        let point = (size, r.wall_s.max(1e-3));
+        let point = (size, r.run_s.max(1e-3));
         match out.iter_mut().find(|(p, _)| *p == r.protocol) {
             Some((_, points)) => points.push(point),
             None => out.push((r.protocol.clone(), vec![point])),
@@ -79,6 +84,12 @@ fn series(rows: &[ScalingRow], sweep: &str) -> Vec<(String, Vec<(f64, f64)>)> {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     out
+}
+
+/// The linear growth into the largest of `points` (sorted by size), at each of their sizes.
+fn linear_reference(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let Some(&(x_max, y_max)) = points.last() else { return Vec::new() };
+    points.iter().map(|(x, _)| (*x, y_max * x / x_max)).collect()
 }
 
 /// Powers of ten around `[lo, hi]`.
@@ -93,7 +104,11 @@ fn panel<DB: DrawingBackend>(
     x_desc: &str,
 ) -> DrawResult {
     let lines = series(rows, sweep);
-    let all = lines.iter().flat_map(|(_, p)| p.iter().copied());
+    let references: Vec<Vec<(f64, f64)>> = lines.iter().map(|(_, p)| linear_reference(p)).collect();
+    let all = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().copied())
+        .chain(references.iter().flatten().copied());
     let (xl, xh, yl, yh) = all.fold((f64::MAX, 0f64, f64::MAX, 0f64), |a, (x, y)| {
         (a.0.min(x), a.1.max(x), a.2.min(y), a.3.max(y))
     });
@@ -102,14 +117,14 @@ fn panel<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(area)
         .margin(16)
         .margin_right(40)
-        .caption(format!("wall time against {sweep}"), text(16))
+        .caption(format!("run time against {sweep}"), text(16))
         .set_label_area_size(LabelAreaPosition::Left, 80)
         .set_label_area_size(LabelAreaPosition::Bottom, 56)
         .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())?;
     chart
         .configure_mesh()
         .x_desc(x_desc)
-        .y_desc("wall time (s, log scale)")
+        .y_desc("protocol run time (s, log scale)")
         .x_label_formatter(&|v| num(*v))
         .y_label_formatter(&|v| num(*v))
         .label_style(text(13))
@@ -126,15 +141,12 @@ fn panel<DB: DrawingBackend>(
                 PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
             });
         chart.draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))?;
-        if let Some(&(x0, y0)) = points.first() {
-            let linear: Vec<(f64, f64)> = points.iter().map(|(x, _)| (*x, y0 * x / x0)).collect();
-            chart.draw_series(DashedLineSeries::new(
-                linear,
-                6,
-                4,
-                color.mix(0.5).stroke_width(1),
-            ))?;
-        }
+        chart.draw_series(DashedLineSeries::new(
+            references[i].clone(),
+            6,
+            4,
+            color.mix(0.5).stroke_width(1),
+        ))?;
     }
     if !lines.is_empty() {
         chart
@@ -156,10 +168,10 @@ impl Chart for ScalingChart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         let sim_s = self.rows.first().map_or(0.0, |r| r.sim_s);
         let subtitle = format!(
-            "short runs of {} simulated s each; dashed: linear growth from the smallest size",
+            "runs of {} simulated s each; dashed: linear growth into the largest size (a line below it grew faster than linearly)",
             num(sim_s)
         );
-        common::head(root, "rebalance-sim: wall time against size", &subtitle)?;
+        common::head(root, "rebalance-sim: run time against size", &subtitle)?;
         let (_, body) = root.split_vertically(HEAD_PX);
         let (left, right) = body.split_horizontally(WIDTH_PX / 2);
         panel(&left, &self.rows, "members", "members (log scale)")?;
@@ -171,10 +183,11 @@ impl Chart for ScalingChart {
 mod tests {
     use super::*;
 
-    const CSV: &str = "sweep,protocol,members,partitions,sim_s,events,records,wall_s,max_rss_kb\n\
-        members,eager:range,10,1000,10,500,9000,0.5,1000\n\
-        members,eager:range,100,1000,10,5000,9000,2.0,2000\n\
-        partitions,eager:range,100,100,10,50,900,0.1,900\n";
+    const CSV: &str =
+        "sweep,protocol,members,partitions,sim_s,events,records,wall_s,run_s,max_rss_kb\n\
+        members,eager:range,10,1000,10,500,9000,0.6,0.5,1000\n\
+        members,eager:range,100,1000,10,5000,9000,2.1,2.0,2000\n\
+        partitions,eager:range,100,100,10,50,900,0.2,0.1,900\n";
 
     #[test]
     fn rows_split_into_sorted_series_per_sweep() {
@@ -183,10 +196,12 @@ mod tests {
         let members = series(&rows, "members");
         assert_eq!(members, vec![("eager:range".to_string(), vec![(10.0, 0.5), (100.0, 2.0)])]);
         assert_eq!(series(&rows, "partitions")[0].1, vec![(100.0, 0.1)]);
+        // Linear into the largest point: 2.0 s at 100 members is 0.2 s at 10.
+        assert_eq!(linear_reference(&members[0].1), vec![(10.0, 0.2), (100.0, 2.0)]);
         // 7 to 300 spans the decades 1..1000.
         assert_eq!(decades(7.0, 300.0), (1.0, 1000.0));
         let svg = scaling_svg(&rows).expect("draws");
-        assert!(svg.contains("wall time against members"));
+        assert!(svg.contains("run time against members"));
         assert!(parse_rows("sweep\nx\n").is_err());
     }
 }
