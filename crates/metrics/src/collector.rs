@@ -713,14 +713,16 @@ fn rebalance_stats(rows: &[RebalanceRow]) -> (f64, f64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn s(ms: u64) -> SimTime {
+    /// `ms` milliseconds.
+    pub(crate) fn s(ms: u64) -> SimTime {
         SimTime::from_millis(ms)
     }
 
-    fn tp(partition: u32) -> Tp {
+    /// Partition `partition` of topic 0.
+    pub(crate) fn tp(partition: u32) -> Tp {
         Tp { topic: 0, partition }
     }
 

@@ -239,16 +239,9 @@ impl Availability {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collector::tests::{s, tp};
     use crate::ownership::state_code;
     use model::PartState;
-
-    fn s(ms: u64) -> SimTime {
-        SimTime::from_millis(ms)
-    }
-
-    fn tp(partition: u32) -> Tp {
-        Tp { topic: 0, partition }
-    }
 
     /// Two partitions' intervals interleaved in one list come back per partition, in time
     /// order, with their starts (the end before, or the timeline's start), merged where the
