@@ -511,10 +511,12 @@ impl Collector {
             part.close_interval(end, &mut self.timelines);
             self.timelines.close(part.timeline, &part.open);
         }
-        let regrouped = std::mem::take(&mut self.timelines).regroup();
-        let mut by_index: Vec<Option<PartTimeline>> = regrouped.into_iter().map(Some).collect();
-        let mut take = |p: &PartMetrics| by_index[p.timeline as usize].take();
-        self.parts.values().map(|p| take(p).expect("one timeline per partition")).collect()
+        // One timeline per partition, made in the order partitions appeared: sorted by
+        // partition, they are in the order of `parts`.
+        let mut timelines = std::mem::take(&mut self.timelines).regroup();
+        timelines.sort_unstable_by_key(|t| t.tp);
+        debug_assert!(timelines.iter().map(|t| t.tp).eq(self.parts.keys()));
+        timelines
     }
 
     /// The report's log of every partition's rows (`(topic, partition, rows)`, in partition
@@ -606,7 +608,7 @@ impl Observer for Collector {
 fn episode_histogram(availability: &[Availability]) -> (f64, f64, f64) {
     let mut h: Histogram<u64> = Histogram::new(3).expect("3 significant digits");
     let mut max_us = 0;
-    for (s, e) in availability.iter().flat_map(Availability::episodes) {
+    for &(s, e) in availability.iter().flat_map(Availability::episodes) {
         let us = (e - s).as_nanos() / 1_000;
         h.record(us).expect("auto-resizing histogram");
         max_us = max_us.max(us);

@@ -223,16 +223,10 @@ impl Availability {
         self.down.iter().fold(SimTime::ZERO, |acc, (s, e)| acc + (*e - *s))
     }
 
-    /// Maximal down intervals (adjacent pieces merged).
-    pub(crate) fn episodes(&self) -> Vec<(SimTime, SimTime)> {
-        let mut out: Vec<(SimTime, SimTime)> = Vec::new();
-        for &(s, e) in &self.down {
-            match out.last_mut() {
-                Some(last) if last.1 == s => last.1 = e,
-                _ => out.push((s, e)),
-            }
-        }
-        out
+    /// The down episodes: the down intervals, maximal already ([`Availability::add`] merges
+    /// adjacent pieces).
+    pub(crate) fn episodes(&self) -> &[(SimTime, SimTime)] {
+        &self.down
     }
 }
 
