@@ -2,6 +2,7 @@
 //! same folder and renamed into place, so a reader never sees half a file and an interrupted
 //! run leaves no partial output.
 
+use crate::direct_write::BlockWriter;
 use metrics::{
     Columns, OwnershipLog, OwnershipLogBuilder, OwnershipRow, PartitionRow, RebalanceRow,
     RunReport, SummaryRow, TimelineRow,
@@ -93,19 +94,18 @@ fn csv_writer<W: Write>(out: W) -> csv::Writer<W> {
     csv::WriterBuilder::new().has_headers(false).from_writer(out)
 }
 
-/// Writes a file atomically (as [`write_atomic`]) whose bytes `write` streams into a buffered
-/// temporary file.
+/// Writes a file atomically (as [`write_atomic`]) whose bytes `write` streams into a temporary
+/// file, whole blocks past the page cache where allowed (`direct_write.rs`).
 fn write_streamed_atomic(
     path: &Path,
-    write: impl FnOnce(&mut io::BufWriter<tempfile::NamedTempFile>) -> io::Result<()>,
+    write: impl FnOnce(&mut BlockWriter) -> io::Result<()>,
 ) -> io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = tempfile::NamedTempFile::new_in(dir)?;
-    let mut buffered = io::BufWriter::with_capacity(1 << 20, tmp);
-    write(&mut buffered)?;
-    let tmp = buffered.into_inner().map_err(|e| e.into_error())?;
-    tmp.as_file().sync_all()?;
+    let mut blocks = BlockWriter::new(tmp.reopen()?, tmp.path());
+    write(&mut blocks)?;
+    blocks.finish()?.sync_all()?;
     set_readable_by_all(tmp.as_file())?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

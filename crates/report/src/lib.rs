@@ -4,6 +4,7 @@
 
 pub mod charts;
 pub mod csv_out;
+mod direct_write;
 pub mod sweep_charts;
 #[cfg(test)]
 mod test_rows;
