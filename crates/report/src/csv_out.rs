@@ -349,12 +349,32 @@ fn segment_prefix(row: &metrics::OwnershipRowRef<'_>) -> io::Result<Vec<u8>> {
         .ok_or_else(|| io::Error::other("csv wrote an unexpected record terminator"))
 }
 
+/// The bytes [`is_plain`] accepts.
+const PLAIN_BYTES: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        plain[b] = byte.is_ascii_alphanumeric()
+            || matches!(byte, b'.' | b'_' | b':' | b'/' | b'@' | b'+' | b'-');
+        b += 1;
+    }
+    plain
+};
+
+/// Whether csv writes `field` as it is inside a record of several fields (a conservative set:
+/// csv quotes only fields holding `,`, `"`, `\r` or `\n`).
+#[inline]
+fn is_plain(field: &str) -> bool {
+    field.bytes().all(|b| PLAIN_BYTES[usize::from(b)])
+}
+
 /// Appends `field` as csv writes it inside a record of several fields: a field of bytes csv
 /// never quotes is copied (a conservative set: csv quotes only fields holding `,`, `"`, `\r`
 /// or `\n`), any other is rendered by csv ([`push_rendered_field`]).
 #[inline]
 fn push_field(buf: &mut Vec<u8>, field: &str) -> io::Result<()> {
-    if field.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:/@+-".contains(&b)) {
+    if is_plain(field) {
         buf.extend_from_slice(field.as_bytes());
         Ok(())
     } else {
