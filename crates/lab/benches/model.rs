@@ -11,6 +11,25 @@ use std::path::Path;
 /// A scenario of `members` members on one topic of `partitions` partitions (`rate` records/s
 /// each, 0.5 ms per record), no initial rebalance delay, running `duration`.
 fn scenario(members: u32, partitions: u32, rate: f64, duration: &str) -> Scenario {
+    scenario_with(members, partitions, rate, duration, CONSTANT)
+}
+
+/// Constant arrivals and processing.
+const CONSTANT: (&str, &str) = ("\"constant\"", "\"0.5ms\"");
+
+/// Poisson arrivals and lognormal processing (mean 0.5 ms, p99 2 ms), as in
+/// `sims/bench/large-rolling-restart-stochastic.toml`.
+const STOCHASTIC: (&str, &str) =
+    ("\"poisson\"", "{ dist = \"lognormal\", mean = \"0.5ms\", p99 = \"2ms\" }");
+
+/// [`scenario`] with the given `arrival` and `processing` values (TOML text).
+fn scenario_with(
+    members: u32,
+    partitions: u32,
+    rate: f64,
+    duration: &str,
+    (arrival, processing): (&str, &str),
+) -> Scenario {
     let text = format!(
         r#"
 name = "bench"
@@ -21,9 +40,10 @@ protocols = ["eager:range"]
 name = "t"
 partitions = {partitions}
 rate = {rate}
+arrival = {arrival}
 
 [consumer]
-processing = "0.5ms"
+processing = {processing}
 
 [broker.config]
 "group.initial.rebalance.delay.ms" = 0
@@ -70,5 +90,42 @@ fn steady_member(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, rebalance_1000_members, steady_member);
+/// The stochastic steady state: the member of [`steady_member`] with Poisson arrivals and
+/// lognormal processing (each record's arrival and processing time drawn, no cycle to jump),
+/// and the draws alone (100,000 records' arrivals of one Poisson log and as many lognormal
+/// processing times): the floor of any exact run that draws every record.
+fn stochastic_member(c: &mut Criterion) {
+    let mut group = c.benchmark_group("stochastic");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(60_000));
+    let s = scenario_with(1, 10, 100.0, "60s", STOCHASTIC);
+    let spec = protocol("eager:range");
+    group.bench_function("one_member_60s_60k_records", |b| {
+        b.iter(|| lab::run_protocol(&s, spec, 1).expect("runs"))
+    });
+    const RECORDS: u64 = 100_000;
+    group.throughput(Throughput::Elements(RECORDS));
+    let streams = sim_core::RngStreams::new(1);
+    let processing = model::processing::ProcessingSampler::new(&scenario::Processing::Lognormal {
+        mean: sim_core::SimTime::from_micros(500),
+        p99: sim_core::SimTime::from_millis(2),
+    });
+    group.bench_function("draws_100k_records", |b| {
+        b.iter(|| {
+            let start = sim_core::SimTime::ZERO;
+            let mut log = model::workload::PartitionLog::poisson(start, 100.0, streams.stream("w"));
+            let mut rng = streams.stream("p");
+            let mut total = sim_core::SimTime::ZERO;
+            for offset in 0..RECORDS {
+                total += processing.sample(&mut rng);
+                log.arrival(offset);
+                log.trim_below(offset);
+            }
+            (total, log.arrival(RECORDS))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, rebalance_1000_members, steady_member, stochastic_member);
 criterion_main!(benches);
