@@ -476,11 +476,19 @@ pub struct Consumer {
     spare: SpareBatch,
 }
 
-/// Emptied buffers of a finished batch: a fetch fills them again instead of allocating.
+/// Emptied buffers of a finished batch: a fetch fills them again instead of allocating (and
+/// what a fetch that found nothing saw, for the wake-up that follows it).
 #[derive(Clone, Debug, Default)]
 struct SpareBatch {
     parts: Vec<(Tp, u64, usize)>,
     arrivals: Vec<(SimTime, SimTime)>,
+    /// The record-by-record arrivals of a listed batch.
+    listed_arrivals: Vec<SimTime>,
+    /// The record-by-record ends of a listed batch.
+    listed_ends: Vec<SimTime>,
+    /// Set by a fetch that found nothing, for the wake-up computed next: the earliest arrival
+    /// at the position of an owned partition (`SimTime::MAX` if none is readable).
+    first_unseen: Option<SimTime>,
 }
 
 impl Consumer {
@@ -995,6 +1003,7 @@ impl Consumer {
     /// network delay ago), rotating the starting partition from poll to poll.
     fn fetch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> Option<Batch> {
         let visible = now.saturating_sub(self.params.one_way);
+        self.spare.first_unseen = None;
         if self.owned.is_empty() || self.disconnected {
             return None;
         }
@@ -1004,16 +1013,26 @@ impl Consumer {
         // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
         let start = self.cursor % self.owned.len();
         self.cursor = self.cursor.wrapping_add(1);
+        // The earliest arrival of the records at the positions that found nothing new.
+        let mut first_unseen = SimTime::MAX;
         let mut take_from = |tp: Tp, position: &mut u64| -> bool {
-            if *position != NO_POSITION {
-                // Only records from the position on matter: search the log from there.
-                let end = env.log.log_end_from(tp, visible, *position);
-                let take = end.saturating_sub(*position).min(budget);
-                if take > 0 {
-                    parts.push((tp, *position, take as usize));
-                    *position += take;
-                    budget -= take;
-                }
+            if *position == NO_POSITION {
+                return false;
+            }
+            // Usually nothing new: the record at the position arrives later (arrivals grow
+            // with the offset, so `log_end_from` would give the position itself).
+            let next = env.log.arrival(tp, *position);
+            if next > visible {
+                first_unseen = first_unseen.min(next);
+                return false;
+            }
+            // Only records from the position on matter: search the log from there.
+            let end = env.log.log_end_from(tp, visible, *position);
+            let take = end.saturating_sub(*position).min(budget);
+            if take > 0 {
+                parts.push((tp, *position, take as usize));
+                *position += take;
+                budget -= take;
             }
             budget == 0
         };
@@ -1023,6 +1042,8 @@ impl Consumer {
             before.iter_mut().any(|(tp, p)| take_from(*tp, p));
         }
         if parts.is_empty() {
+            // Every partition was read and found nothing new: the poll waits for this one.
+            self.spare.first_unseen = Some(first_unseen);
             self.spare.parts = parts;
             return None;
         }
@@ -1040,16 +1061,21 @@ impl Consumer {
         if let Some((times, end)) = linear_times(now, &parts, &self.params.processing, env, spare) {
             return Batch { epoch: 0, parts, times, end, polled: now };
         }
-        let mut arrivals = Vec::with_capacity(total);
-        let mut ends = Vec::with_capacity(total);
+        let mut arrivals = std::mem::take(&mut self.spare.listed_arrivals);
+        let mut ends = std::mem::take(&mut self.spare.listed_ends);
+        arrivals.clear();
+        ends.clear();
+        arrivals.reserve(total);
+        ends.reserve(total);
         for (tp, first, count) in &parts {
             env.log.arrivals_into(*tp, *first, *count as u64, &mut arrivals);
         }
         let mut t = now;
-        for _ in 0..total {
-            t += self.params.processing.sample(env.rng);
-            ends.push(t);
-        }
+        let (processing, rng) = (&self.params.processing, &mut *env.rng);
+        ends.extend((0..total).map(|_| {
+            t += processing.sample(rng);
+            t
+        }));
         let times = BatchTimes::Listed { arrivals, ends };
         Batch { epoch: 0, parts, times, end: t, polled: now }
     }
@@ -1077,6 +1103,10 @@ impl Consumer {
         let mut wake = now + self.params.fetch_max_wait;
         if self.disconnected {
             return wake; // No fetch can succeed: retry after fetch.max.wait.ms.
+        }
+        if let Some(first_unseen) = self.spare.first_unseen.take() {
+            // The fetch that found nothing read the same arrivals.
+            return wake.min(first_unseen.saturating_add(self.params.one_way)).max(now);
         }
         for (tp, position) in &self.owned {
             if *position != NO_POSITION {
@@ -1143,8 +1173,12 @@ impl Consumer {
     /// Keeps the buffers of a finished batch for the next fetch.
     fn keep_buffers(&mut self, batch: Batch) {
         self.spare.parts = batch.parts;
-        if let BatchTimes::Linear { arrivals, .. } = batch.times {
-            self.spare.arrivals = arrivals;
+        match batch.times {
+            BatchTimes::Linear { arrivals, .. } => self.spare.arrivals = arrivals,
+            BatchTimes::Listed { arrivals, ends } => {
+                self.spare.listed_arrivals = arrivals;
+                self.spare.listed_ends = ends;
+            }
         }
     }
 

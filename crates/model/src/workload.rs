@@ -7,9 +7,9 @@
 //! read never changes what any of them yields; arrival times below the lowest offset anyone can
 //! still read are dropped ([`PartitionLog::trim_below`]).
 
+use crate::processing::{round_to_u64, WHOLE_F64};
 use rand_distr::{Distribution, Exp};
 use sim_core::{SimRng, SimTime};
-use std::collections::VecDeque;
 
 /// How one partition's records arrive.
 #[derive(Clone, Debug)]
@@ -18,8 +18,144 @@ enum Process {
     /// when the rate is a whole divisor of 10^9 per second (then integer arithmetic gives the
     /// same times as the floating-point formula, below [`EXACT_OFFSETS`]).
     Constant { rate_per_s: f64, spacing_ns: Option<u64> },
-    /// Poisson with mean `rate_per_s`; `times` holds arrivals of offsets `base..`.
-    Poisson { rate_per_s: f64, rng: Box<SimRng>, base: u64, times: VecDeque<SimTime> },
+    /// Poisson arrivals drawn from the partition's own stream.
+    Poisson(PoissonArrivals),
+}
+
+/// Arrivals drawn ahead of their first read, at least this many at a time (the stream is the
+/// partition's own: drawing ahead changes no value, and touches the generator's state once per
+/// block instead of once per record).
+const DRAW_AHEAD: usize = 16;
+
+/// A trimmed prefix of the arrival times is dropped once it is this long and at least as long
+/// as the live part (amortized: each time is moved at most once per its own length).
+const COMPACT_FROM: usize = 32;
+
+/// Poisson arrivals with mean `rate_per_s`: `times[head..]` are the arrivals of offsets
+/// `base..` (those before `head` are trimmed, kept until the next compaction).
+#[derive(Clone, Debug)]
+struct PoissonArrivals {
+    rate_per_s: f64,
+    /// The gap distribution, built once (`None` for a rate `Exp::new` refuses: drawing then
+    /// panics, as it did; a rate of at most zero draws nothing).
+    gap_s: Option<Exp<f64>>,
+    rng: Box<SimRng>,
+    base: u64,
+    head: usize,
+    times: Vec<SimTime>,
+}
+
+impl PoissonArrivals {
+    fn new(rate_per_s: f64, rng: SimRng) -> PoissonArrivals {
+        let gap_s = Exp::new(rate_per_s).ok();
+        PoissonArrivals { rate_per_s, gap_s, rng: Box::new(rng), base: 0, head: 0, times: vec![] }
+    }
+
+    /// Whether no record ever arrives.
+    fn never(&self) -> bool {
+        self.rate_per_s <= 0.0
+    }
+
+    /// The index in `times` of `offset` (not trimmed).
+    #[inline]
+    fn index_of(&self, offset: u64) -> usize {
+        assert!(offset >= self.base, "arrival of trimmed offset {offset} < {}", self.base);
+        self.head + usize::try_from(offset - self.base).expect("offset index fits usize")
+    }
+
+    /// Draws until `times` holds at least `len` times, and at least a block more.
+    #[cold]
+    fn draw_to(&mut self, start: SimTime, len: usize) {
+        let target = len.max(self.times.len() + DRAW_AHEAD);
+        self.times.reserve(target - self.times.len());
+        let gap_s = self.gap_s.as_ref().expect("positive rate");
+        let mut prev = self.times.last().copied().unwrap_or(start);
+        while self.times.len() < target {
+            prev = next_poisson(prev, gap_s, &mut self.rng);
+            self.times.push(prev);
+        }
+    }
+
+    /// Draws until the last time is after `at`.
+    fn draw_past(&mut self, start: SimTime, at: SimTime) {
+        while self.times.last().is_none_or(|t| *t <= at) {
+            let len = self.times.len() + 1;
+            self.draw_to(start, len);
+        }
+    }
+
+    /// The arrival of `offset` if it is drawn already (and not trimmed).
+    #[inline]
+    fn drawn(&self, offset: u64) -> Option<SimTime> {
+        let after_base = usize::try_from(offset.checked_sub(self.base)?).ok()?;
+        self.times[self.head..].get(after_base).copied()
+    }
+
+    /// When `offset` arrives, drawing it first if need be.
+    #[inline(never)]
+    fn arrival(&mut self, start: SimTime, offset: u64) -> SimTime {
+        if self.never() {
+            return SimTime::MAX;
+        }
+        let index = self.index_of(offset);
+        if index >= self.times.len() {
+            self.draw_to(start, index + 1);
+        }
+        self.times[index]
+    }
+
+    /// How many records have arrived by `at`, the trimmed ones included (`at >= start`).
+    fn log_end(&mut self, start: SimTime, at: SimTime) -> u64 {
+        if self.never() {
+            return 0;
+        }
+        self.draw_past(start, at);
+        self.base + self.times[self.head..].partition_point(|t| *t <= at) as u64
+    }
+
+    /// The first offset from `known` on that arrives after `at` (`known` not trimmed).
+    fn log_end_from(&mut self, start: SimTime, at: SimTime, known: u64) -> u64 {
+        let from = self.index_of(known);
+        if from >= self.times.len() {
+            self.draw_to(start, from + 1);
+        }
+        // A reader at the log end asks whether anything arrived: usually not.
+        if self.times[from] > at {
+            return known;
+        }
+        self.draw_past(start, at);
+        known + self.times[from..].partition_point(|t| *t <= at) as u64
+    }
+
+    /// Appends the arrivals of offsets `first..first + count` to `out`.
+    fn arrivals_into(&mut self, start: SimTime, first: u64, count: u64, out: &mut Vec<SimTime>) {
+        if count == 0 {
+            return;
+        }
+        if self.never() {
+            out.extend((0..count).map(|_| SimTime::MAX));
+            return;
+        }
+        let from = self.index_of(first);
+        let to = from + usize::try_from(count).expect("count fits usize");
+        if to > self.times.len() {
+            self.draw_to(start, to);
+        }
+        out.extend_from_slice(&self.times[from..to]);
+    }
+
+    /// Forgets the times of offsets below `offset`, keeping the last one drawn.
+    fn trim_below(&mut self, offset: u64) {
+        let live = self.times.len() - self.head;
+        let keep_last = live.saturating_sub(1) as u64;
+        let drop = offset.saturating_sub(self.base).min(keep_last) as usize;
+        self.head += drop;
+        self.base += drop as u64;
+        if self.head >= COMPACT_FROM && self.head >= self.times.len() - self.head {
+            self.times.drain(..self.head);
+            self.head = 0;
+        }
+    }
 }
 
 /// The log of one partition: records appended from `start` on.
@@ -51,9 +187,7 @@ impl PartitionLog {
 
     /// A partition with Poisson arrivals from `start`, drawn from `rng`.
     pub fn poisson(start: SimTime, rate_per_s: f64, rng: SimRng) -> PartitionLog {
-        let process =
-            Process::Poisson { rate_per_s, rng: Box::new(rng), base: 0, times: VecDeque::new() };
-        PartitionLog { start, process }
+        PartitionLog { start, process: Process::Poisson(PoissonArrivals::new(rate_per_s, rng)) }
     }
 
     /// For a constant log whose arrivals are exactly `spacing` apart for every offset below
@@ -66,6 +200,7 @@ impl PartitionLog {
     }
 
     /// When offset `offset` arrives (`SimTime::MAX` if it never does).
+    #[inline]
     pub fn arrival(&mut self, offset: u64) -> SimTime {
         let start = self.start;
         match &mut self.process {
@@ -73,18 +208,10 @@ impl PartitionLog {
                 start.saturating_add(SimTime::from_nanos((offset + 1) * *s))
             }
             Process::Constant { rate_per_s, .. } => constant_arrival(start, *rate_per_s, offset),
-            Process::Poisson { rate_per_s, rng, base, times } => {
-                if *rate_per_s <= 0.0 {
-                    return SimTime::MAX;
-                }
-                assert!(offset >= *base, "arrival of trimmed offset {offset} < {base}");
-                let idx = usize::try_from(offset - *base).expect("offset index fits usize");
-                while times.len() <= idx {
-                    let prev = times.back().copied().unwrap_or(start);
-                    times.push_back(next_poisson(prev, *rate_per_s, rng));
-                }
-                times[idx]
-            }
+            Process::Poisson(poisson) => match poisson.drawn(offset) {
+                Some(arrival) => arrival,
+                None => poisson.arrival(start, offset),
+            },
         }
     }
 
@@ -104,7 +231,7 @@ impl PartitionLog {
     /// [`PartitionLog::arrival`] of each; exactly spaced constant logs in one tight loop).
     pub fn arrivals_into(&mut self, first: u64, count: u64, out: &mut Vec<SimTime>) {
         let start = self.start;
-        match &self.process {
+        match &mut self.process {
             Process::Constant { spacing_ns: Some(s), .. } if first + count < EXACT_OFFSETS => {
                 let s = *s;
                 out.extend(
@@ -112,41 +239,39 @@ impl PartitionLog {
                         .map(|k| start.saturating_add(SimTime::from_nanos(k * s))),
                 );
             }
+            Process::Poisson(poisson) => poisson.arrivals_into(start, first, count, out),
             _ => out.extend((first..first + count).map(|offset| self.arrival(offset))),
         }
     }
 
-    /// `max(known, log_end(at))`, found by galloping forward from `known` instead of searching
-    /// the whole Poisson history: a consumer at position `known` reads the hot end of the log.
+    /// `max(known, log_end(at))`, searched in the Poisson times from `known` on instead of the
+    /// whole history: a consumer at position `known` reads the hot end of the log.
+    #[inline]
     pub fn log_end_from(&mut self, at: SimTime, known: u64) -> u64 {
-        let Process::Poisson { rate_per_s, base, .. } = &self.process else {
-            return self.log_end(at).max(known);
-        };
-        if *rate_per_s <= 0.0 || known < *base || at < self.start {
-            return self.log_end(at).max(known);
-        }
-        let mut end = known;
-        let mut step = 1;
-        // Invariant: `end` is at most the answer (arrivals grow with the offset).
-        loop {
-            let probe = end + step - 1;
-            if self.arrival(probe) > at {
-                break;
+        match &self.process {
+            Process::Poisson(poisson) => {
+                // A reader at the log end asks whether anything arrived: usually not.
+                if poisson.drawn(known).is_some_and(|arrival| arrival > at) {
+                    return known;
+                }
+                self.poisson_log_end_from(at, known)
             }
-            end = probe + 1;
-            step *= 2;
+            _ => self.log_end(at).max(known),
         }
-        // The first offset arriving after `at` is in `end..end + step`: bisect.
-        let (mut lo, mut hi) = (end, end + step - 1);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.arrival(mid) > at {
-                hi = mid;
-            } else {
-                lo = mid + 1;
+    }
+
+    /// [`PartitionLog::log_end_from`] past its first look.
+    #[inline(never)]
+    fn poisson_log_end_from(&mut self, at: SimTime, known: u64) -> u64 {
+        let start = self.start;
+        match &mut self.process {
+            Process::Poisson(poisson)
+                if !poisson.never() && known >= poisson.base && at >= start =>
+            {
+                poisson.log_end_from(start, at, known)
             }
+            _ => self.log_end(at).max(known),
         }
-        lo
     }
 
     /// How many records have arrived by `at` (inclusive): the log end offset.
@@ -162,15 +287,8 @@ impl PartitionLog {
                 (at - start).as_nanos() / *s
             }
             Process::Constant { rate_per_s, .. } => constant_count(start, *rate_per_s, at),
-            Process::Poisson { rate_per_s, .. } if *rate_per_s <= 0.0 => 0,
-            Process::Poisson { rate_per_s, rng, base, times } => {
-                // Generate past `at`, then binary-search the generated times.
-                while times.back().is_none_or(|t| *t <= at) {
-                    let prev = times.back().copied().unwrap_or(start);
-                    times.push_back(next_poisson(prev, *rate_per_s, rng));
-                }
-                *base + times.partition_point(|t| *t <= at) as u64
-            }
+            // Draw past `at`, then binary-search the drawn times.
+            Process::Poisson(poisson) => poisson.log_end(start, at),
         }
     }
 
@@ -207,17 +325,15 @@ impl PartitionLog {
 
     /// Forgets arrival times of offsets below `offset` (nobody will read them again).
     pub fn trim_below(&mut self, offset: u64) {
-        if let Process::Poisson { base, times, .. } = &mut self.process {
-            while *base < offset && times.len() > 1 {
-                times.pop_front();
-                *base += 1;
-            }
+        if let Process::Poisson(poisson) = &mut self.process {
+            poisson.trim_below(offset);
         }
     }
 }
 
 /// Offset `k` of a constant-rate partition arrives at `start + (k + 1) / rate`, rounded to the
-/// nearest nanosecond.
+/// nearest nanosecond. Out of line: the reads of the other logs stay lean.
+#[inline(never)]
 fn constant_arrival(start: SimTime, rate_per_s: f64, offset: u64) -> SimTime {
     if rate_per_s <= 0.0 {
         return SimTime::MAX;
@@ -246,12 +362,24 @@ fn constant_count(start: SimTime, rate_per_s: f64, at: SimTime) -> u64 {
     n
 }
 
-fn next_poisson(prev: SimTime, rate_per_s: f64, rng: &mut SimRng) -> SimTime {
-    let exp = Exp::new(rate_per_s).expect("positive rate");
-    let gap_s: f64 = exp.sample(rng);
+/// The arrival after `prev`: an exponential gap in seconds, rounded to the nanosecond as
+/// `SimTime::from_secs_f64` rounds it.
+fn next_poisson(prev: SimTime, gap_s: &Exp<f64>, rng: &mut SimRng) -> SimTime {
+    let gap_s: f64 = gap_s.sample(rng);
     // At least one nanosecond apart so offsets keep a strict order.
-    let gap = SimTime::from_secs_f64(gap_s).max(SimTime::from_nanos(1));
+    let gap = secs_to_time(gap_s).max(SimTime::from_nanos(1));
     prev.saturating_add(gap)
+}
+
+/// `SimTime::from_secs_f64(secs)` without the library call of `f64::round`: the same product,
+/// rounded half away from zero ([`round_to_u64`]).
+fn secs_to_time(secs: f64) -> SimTime {
+    let nanos = secs * NANOS_PER_SEC;
+    if (0.0..WHOLE_F64).contains(&nanos) {
+        SimTime::from_nanos(round_to_u64(nanos))
+    } else {
+        SimTime::from_secs_f64(secs)
+    }
 }
 
 /// Per-partition rates of a topic: Zipf weights `1 / (i + 1)^skew`, normalised so the mean is
@@ -378,6 +506,33 @@ mod tests {
         log.trim_below(500);
         assert_eq!(log.arrival(600), a);
         assert_eq!(log.log_end(SimTime::from_secs(20)), n);
+    }
+
+    /// Reads in any order, trims and compactions of the drawn times change no arrival: every
+    /// read gives the arrival a log read offset by offset gives.
+    #[test]
+    fn poisson_reads_after_trims_and_compactions_keep_values() {
+        let stream = || RngStreams::new(11).stream("w");
+        let start = SimTime::from_millis(2);
+        let mut reference = PartitionLog::poisson(start, 400.0, stream());
+        let expected: Vec<SimTime> = (0..3_000).map(|k| reference.arrival(k)).collect();
+        let mut log = PartitionLog::poisson(start, 400.0, stream());
+        let mut known = 0;
+        let mut listed = Vec::new();
+        for ms in (0..7_000u64).step_by(7) {
+            let at = SimTime::from_millis(ms);
+            let end = log.log_end_from(at, known);
+            let arrived = expected.partition_point(|t| *t <= at) as u64;
+            assert_eq!(end, arrived.max(known), "at {ms} ms from {known}");
+            listed.clear();
+            log.arrivals_into(known, end - known, &mut listed);
+            assert_eq!(listed, expected[known as usize..end as usize], "at {ms} ms");
+            known = end;
+            log.trim_below(known.saturating_sub(3));
+            assert_eq!(log.log_end(at), arrived.max(known.saturating_sub(3)), "at {ms} ms");
+            assert_eq!(log.arrival(known + 5), expected[known as usize + 5]);
+        }
+        assert!(known > 2_000, "read {known}");
     }
 
     #[test]
