@@ -405,9 +405,23 @@ impl BatchTimes {
     }
 
     /// The times of the first `count` records of part `part`, which starts at batch index
-    /// `index`.
+    /// `index`. Listed times of one or two records are given as progressions (no allocation:
+    /// with random arrivals and processing most parts have a record or two; both forms mean
+    /// the same times).
     fn of_part(&self, part: usize, index: usize, count: u64) -> RecordTimes {
         match self {
+            BatchTimes::Listed { arrivals, ends } if (1..=2).contains(&count) => {
+                // A part's records are consecutive offsets processed in order: neither their
+                // arrivals nor their ends decrease.
+                let last = index + count as usize - 1;
+                RecordTimes::Linear {
+                    count,
+                    arrival: arrivals[index],
+                    arrival_step: arrivals[last] - arrivals[index],
+                    end: ends[index],
+                    end_step: ends[last] - ends[index],
+                }
+            }
             BatchTimes::Listed { arrivals, ends } => {
                 let range = index..index + count as usize;
                 RecordTimes::listed(arrivals[range.clone()].to_vec(), ends[range].to_vec())
