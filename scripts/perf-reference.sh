@@ -3,7 +3,7 @@
 # (1,000 members, 10,000 partitions, 1 million records/s, one hour, rolling restart from minute
 # 10) in its own process, with wall time, CPU time, queue events, peak RSS and the protocol
 # run's own wall time (`run_s`: without reading the scenario and writing the CSV files).
-# Appends to results/perf/reference.csv and prints the rows.
+# Appends to results/perf/reference.csv (with the commit measured) and prints the rows.
 #
 #   scripts/perf-reference.sh                       # the constant-rate reference, 3 protocols
 #   VARIANT=stochastic DURATION=60s scripts/perf-reference.sh   # Poisson/lognormal, shortened
@@ -28,7 +28,13 @@ flags=(--timing)
 stepping=fast
 if [[ -n "${PLAIN:-}" ]]; then flags+=(--plain); stepping=plain; fi
 out=results/perf/reference.csv
-[[ -f "$out" ]] || echo "date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb,run_s" > "$out"
+[[ -f "$out" ]] || echo "date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb,run_s,commit" > "$out"
+# The build measured (rows before the eleventh session have none: their dates repeat across
+# sessions; docs/performance.md says which rows are which).
+commit="$(git rev-parse --short=7 HEAD 2>/dev/null || true)"
+if [[ -n "$commit" ]] && ! git diff --quiet HEAD -- crates Cargo.toml Cargo.lock 2>/dev/null; then
+  commit="$commit+dirty"
+fi
 for p in eager:range cooperative:cooperative-sticky consumer:uniform; do
   /usr/bin/time -f '%e %U %M' -o "$work/time" "$bin" run "$scenario" --protocol "$p" \
     --out "$work/out" "${flags[@]}" > /dev/null 2> "$work/timing"
@@ -36,6 +42,6 @@ for p in eager:range cooperative:cooperative-sticky consumer:uniform; do
   events=$(sed -n 's/.* s wall, \([0-9]*\) events.*/\1/p' "$work/timing")
   # The protocol run alone (model and collector), without loading and writing the CSV files.
   run_s=$(sed -n 's/^timing: [^ ]*: \([0-9.]*\) s wall.*/\1/p' "$work/timing")
-  row="$(date -u +%F),${VARIANT:-constant},${DURATION:-1h},$stepping,$p,$wall,$user,$events,$rss,$run_s"
+  row="$(date -u +%F),${VARIANT:-constant},${DURATION:-1h},$stepping,$p,$wall,$user,$events,$rss,$run_s,$commit"
   echo "$row" | tee -a "$out"
 done
