@@ -490,8 +490,7 @@ pub struct Consumer {
     spare: SpareBatch,
 }
 
-/// Emptied buffers of a finished batch: a fetch fills them again instead of allocating (and
-/// what a fetch that found nothing saw, for the wake-up that follows it).
+/// Emptied buffers of a finished batch: a fetch fills them again instead of allocating.
 #[derive(Clone, Debug, Default)]
 struct SpareBatch {
     parts: Vec<(Tp, u64, usize)>,
@@ -500,9 +499,6 @@ struct SpareBatch {
     listed_arrivals: Vec<SimTime>,
     /// The record-by-record ends of a listed batch.
     listed_ends: Vec<SimTime>,
-    /// Set by a fetch that found nothing, for the wake-up computed next: the earliest arrival
-    /// at the position of an owned partition (`SimTime::MAX` if none is readable).
-    first_unseen: Option<SimTime>,
 }
 
 impl Consumer {
@@ -868,12 +864,12 @@ impl Consumer {
         } else if self.rejoin_needed && matches!(self.phase, Phase::Unjoined | Phase::Stable) {
             self.prepare_join(out);
         }
-        if let Some(batch) = self.fetch(now, env) {
-            self.start_batch(now, batch, out);
-            return;
-        }
+        let first_unseen = match self.fetch(now, env) {
+            Ok(batch) => return self.start_batch(now, batch, out),
+            Err(first_unseen) => first_unseen,
+        };
         self.in_poll = true;
-        let wake = self.next_wake(now, env);
+        let wake = self.next_wake(now, first_unseen);
         out.arm(ConsumerTimer::PollWake { epoch: self.epoch }, wake);
     }
 
@@ -1014,12 +1010,13 @@ impl Consumer {
     }
 
     /// Takes up to `max.poll.records` records that reached the client (arrived at least one
-    /// network delay ago), rotating the starting partition from poll to poll.
-    fn fetch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> Option<Batch> {
+    /// network delay ago), rotating the starting partition from poll to poll. Finding none, it
+    /// gives the earliest arrival at the position of an owned partition (`SimTime::MAX` if
+    /// none is readable), for the poll's wake-up.
+    fn fetch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> Result<Batch, SimTime> {
         let visible = now.saturating_sub(self.params.one_way);
-        self.spare.first_unseen = None;
         if self.owned.is_empty() || self.disconnected {
-            return None;
+            return Err(SimTime::MAX);
         }
         let mut budget = self.params.max_poll_records as u64;
         let mut parts = std::mem::take(&mut self.spare.parts);
@@ -1057,11 +1054,10 @@ impl Consumer {
         }
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.
-            self.spare.first_unseen = Some(first_unseen);
             self.spare.parts = parts;
-            return None;
+            return Err(first_unseen);
         }
-        Some(self.timed_batch(now, parts, env))
+        Ok(self.timed_batch(now, parts, env))
     }
 
     fn timed_batch(
@@ -1113,22 +1109,14 @@ impl Consumer {
         self.started + SimTime::from_nanos(since.div_ceil(grid) * grid)
     }
 
-    fn next_wake(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> SimTime {
-        let mut wake = now + self.params.fetch_max_wait;
+    /// When a poll that found nothing (the earliest unread record arriving at `first_unseen`)
+    /// wakes up: when that record reaches the client, at most `fetch.max.wait.ms` later.
+    fn next_wake(&self, now: SimTime, first_unseen: SimTime) -> SimTime {
+        let wake = now + self.params.fetch_max_wait;
         if self.disconnected {
             return wake; // No fetch can succeed: retry after fetch.max.wait.ms.
         }
-        if let Some(first_unseen) = self.spare.first_unseen.take() {
-            // The fetch that found nothing read the same arrivals.
-            return wake.min(first_unseen.saturating_add(self.params.one_way)).max(now);
-        }
-        for (tp, position) in &self.owned {
-            if *position != NO_POSITION {
-                let arrival = env.log.arrival(*tp, *position);
-                wake = wake.min(arrival.saturating_add(self.params.one_way));
-            }
-        }
-        wake.max(now)
+        wake.min(first_unseen.saturating_add(self.params.one_way)).max(now)
     }
 
     fn delay_batch(&mut self, now: SimTime, by: SimTime, out: &mut ConsumerOutbox) {

@@ -44,26 +44,9 @@ impl ProcessingSampler {
     pub fn sample(&self, rng: &mut SimRng) -> SimTime {
         match self {
             ProcessingSampler::Constant(t) => *t,
-            ProcessingSampler::Lognormal(d) => SimTime::from_nanos(round_to_u64(d.sample(rng))),
-            ProcessingSampler::Exponential(d) => SimTime::from_nanos(round_to_u64(d.sample(rng))),
+            ProcessingSampler::Lognormal(d) => SimTime::from_nanos_f64(d.sample(rng)),
+            ProcessingSampler::Exponential(d) => SimTime::from_nanos_f64(d.sample(rng)),
         }
-    }
-}
-
-/// 2^52: from there on every `f64` is a whole number.
-pub(crate) const WHOLE_F64: f64 = 4_503_599_627_370_496.0;
-
-/// `x.round() as u64` (half away from zero, saturating), without the library call of
-/// `f64::round` for the values a sampler yields: below 2^52 the fraction `x - trunc(x)` is
-/// exact, and rounding adds one when it is at least one half.
-#[inline]
-pub(crate) fn round_to_u64(x: f64) -> u64 {
-    if (0.0..WHOLE_F64).contains(&x) {
-        // Through `i64`: one instruction each way on x86-64 (the value fits).
-        let whole = x as i64;
-        (whole + i64::from(x - whole as f64 >= 0.5)) as u64
-    } else {
-        x.round() as u64
     }
 }
 
@@ -87,37 +70,6 @@ mod tests {
         let p99 = (mu + Z99 * sigma).exp();
         assert!((mean - 1e6).abs() < 1e-3, "mean {mean}");
         assert!((p99 - 1e7).abs() < 1e-2, "p99 {p99}");
-    }
-
-    /// The fast rounding gives `f64::round`'s result, at halves, near whole numbers, at the
-    /// ends of its range and outside it.
-    #[test]
-    fn round_to_u64_rounds_like_f64_round() {
-        let mut values = vec![
-            0.0,
-            -0.0,
-            0.5,
-            1.5,
-            2.5,
-            0.49999999999999994,
-            4_503_599_627_370_495.5,
-            WHOLE_F64,
-            WHOLE_F64 + 1.0,
-            1e300,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            -0.5,
-            -3.7,
-        ];
-        let mut x: f64 = 1e-3;
-        while x < 1e17 {
-            values.extend([x, x.next_up(), x.next_down(), x.floor() + 0.5, x.floor() - 0.5]);
-            x *= 1.37;
-        }
-        for x in values {
-            assert_eq!(round_to_u64(x), x.round() as u64, "{x:e}");
-        }
     }
 
     #[test]

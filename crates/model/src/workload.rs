@@ -7,7 +7,6 @@
 //! read never changes what any of them yields; arrival times below the lowest offset anyone can
 //! still read are dropped ([`PartitionLog::trim_below`]).
 
-use crate::processing::{round_to_u64, WHOLE_F64};
 use rand_distr::{Distribution, Exp};
 use sim_core::{SimRng, SimTime};
 
@@ -367,19 +366,8 @@ fn constant_count(start: SimTime, rate_per_s: f64, at: SimTime) -> u64 {
 fn next_poisson(prev: SimTime, gap_s: &Exp<f64>, rng: &mut SimRng) -> SimTime {
     let gap_s: f64 = gap_s.sample(rng);
     // At least one nanosecond apart so offsets keep a strict order.
-    let gap = secs_to_time(gap_s).max(SimTime::from_nanos(1));
+    let gap = SimTime::from_secs_f64(gap_s).max(SimTime::from_nanos(1));
     prev.saturating_add(gap)
-}
-
-/// `SimTime::from_secs_f64(secs)` without the library call of `f64::round`: the same product,
-/// rounded half away from zero ([`round_to_u64`]).
-fn secs_to_time(secs: f64) -> SimTime {
-    let nanos = secs * NANOS_PER_SEC;
-    if (0.0..WHOLE_F64).contains(&nanos) {
-        SimTime::from_nanos(round_to_u64(nanos))
-    } else {
-        SimTime::from_secs_f64(secs)
-    }
 }
 
 /// Per-partition rates of a topic: Zipf weights `1 / (i + 1)^skew`, normalised so the mean is
