@@ -13,7 +13,7 @@
 use crate::chaos_check::{Checker, Liveness, Names, Ring, Violation};
 use crate::chaos_gen::{fault_horizon, generate, liveness_bound};
 use metrics::{Collector, RunLabels, RunReport};
-use model::{Observation, Observer, PeriodicStretch, Tp};
+use model::{Observation, Observer, PeriodicStretch, RecordTimes, Tp};
 use rayon::prelude::*;
 use scenario::{Protocol, ProtocolSpec, Scenario};
 use sim_core::SimTime;
@@ -260,6 +260,11 @@ impl Observer for Tee {
     fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
         self.on_delivered(stretch.tp, stretch.first, stretch.count);
         self.collector.observe_periodic(stretch);
+    }
+
+    fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
+        self.on_delivered(tp, first, times.len());
+        self.collector.observe_processed(tp, first, times);
     }
 
     fn observe(&mut self, observation: Observation) {

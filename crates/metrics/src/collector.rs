@@ -555,6 +555,10 @@ impl Observer for Collector {
         self.on_processed_periodic(s.tp, (s.first, s.count), s.latencies, s.start)
     }
 
+    fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
+        self.on_processed(tp, first, times)
+    }
+
     fn observe(&mut self, observation: Observation) {
         match observation {
             Observation::Topics { names, partitions } => {

@@ -98,12 +98,11 @@ impl LatencyHistogram {
         if from >= to {
             return;
         }
-        // Exact in i128; a latency clipped at 0 fits a u64 (an end time does).
+        // The arrival and end of every record are times (`u64` ns), so only their
+        // difference needs a sign: exact in i128; a latency clipped at 0 fits a u64.
         let ns_at = |i: u64| {
-            let i = i128::from(i);
-            i128::from(end.0) + i128::from(end.1) * i
-                - i128::from(arrival.0)
-                - i128::from(arrival.1) * i
+            let (a, e) = (arrival.0 + arrival.1 * i, end.0 + end.1 * i);
+            i128::from(e) - i128::from(a)
         };
         let clip = |ns: i128| ns.max(0) as u64;
         let (first, last, count) = (ns_at(from), ns_at(to - 1), to - from);

@@ -116,9 +116,9 @@ pub trait LogView {
 }
 
 /// What the world hands a consumer with each input.
-pub struct ConsumerEnv<'a> {
-    /// The logs.
-    pub log: &'a mut dyn LogView,
+pub struct ConsumerEnv<'a, L: LogView + ?Sized = dyn LogView> {
+    /// The logs (the world's own type on the hot path, so their lookups inline).
+    pub log: &'a mut L,
     /// This member's stream (`("member", slot)`): processing times.
     pub rng: &'a mut SimRng,
     /// The `"assignor"` stream, used when this member leads.
@@ -573,11 +573,11 @@ impl Consumer {
     }
 
     /// Handles one input at `now`.
-    pub fn handle(
+    pub fn handle<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         input: ConsumerInput,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
         if !self.alive {
@@ -606,7 +606,12 @@ impl Consumer {
         }
     }
 
-    fn on_start(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+    fn on_start<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         self.started = now;
         self.last_auto_commit = now;
         if self.params.client == Client::Librdkafka && self.params.auto_commit() {
@@ -615,11 +620,11 @@ impl Consumer {
         self.poll(now, env, out);
     }
 
-    fn on_timer(
+    fn on_timer<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         timer: ConsumerTimer,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
         match timer {
@@ -686,11 +691,11 @@ impl Consumer {
         out.cancel(ConsumerTimer::Heartbeat);
     }
 
-    fn on_message(
+    fn on_message<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         msg: ToMember,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
         match msg {
@@ -717,7 +722,12 @@ impl Consumer {
         self.wake(now, env, out);
     }
 
-    fn on_join_ok(&mut self, join: JoinOk, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+    fn on_join_ok<L: LogView + ?Sized>(
+        &mut self,
+        join: JoinOk,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         if self.phase != Phase::Joining {
             return;
         }
@@ -741,7 +751,11 @@ impl Consumer {
     /// The leader's assignment (AK `ConsumerCoordinator.onLeaderElected`). Cooperative: a
     /// partition whose owner changes is withheld from its new owner for this round
     /// (`adjustAssignment`; a no-op when the assignor already did it).
-    fn lead(&self, join: &JoinOk, env: &mut ConsumerEnv<'_>) -> Vec<(MemberId, Vec<Tp>)> {
+    fn lead<L: LogView + ?Sized>(
+        &self,
+        join: &JoinOk,
+        env: &mut ConsumerEnv<'_, L>,
+    ) -> Vec<(MemberId, Vec<Tp>)> {
         let all_topics: Vec<u32> = (0..env.topics.len() as u32).collect();
         let members = join
             .members
@@ -814,7 +828,12 @@ impl Consumer {
         }
     }
 
-    fn on_reconnect(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+    fn on_reconnect<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         self.disconnected = false;
         if matches!(self.phase, Phase::Joining | Phase::Syncing) {
             // The request (or its response) was lost: the client retries the join.
@@ -836,14 +855,24 @@ impl Consumer {
         self.alive = false;
     }
 
-    fn wake(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+    fn wake<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         if self.in_poll {
             self.poll(now, env, out);
         }
     }
 
     /// One call of `poll()`.
-    fn poll(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+    fn poll<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         if self.batch.is_some() || self.awaiting_commit.is_some() {
             return;
         }
@@ -942,11 +971,11 @@ impl Consumer {
     }
 
     /// AK `onJoinComplete`: the new assignment takes effect.
-    fn apply_assignment(
+    fn apply_assignment<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         sync: SyncOk,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
         if sync.generation != self.generation || self.member_id.is_none() {
@@ -969,11 +998,11 @@ impl Consumer {
 
     /// Owns the partitions of `assigned` not owned yet, from their committed offsets (or the
     /// reset policy's).
-    fn take_new(
+    fn take_new<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         assigned: Vec<(Tp, Option<u64>)>,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) -> bool {
         let mut added = Vec::new();
@@ -987,12 +1016,12 @@ impl Consumer {
         any
     }
 
-    fn start_position(
+    fn start_position<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         tp: Tp,
         committed: Option<u64>,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) -> u64 {
         let position = match (committed, self.params.offset_reset) {
@@ -1013,7 +1042,11 @@ impl Consumer {
     /// network delay ago), rotating the starting partition from poll to poll. Finding none, it
     /// gives the earliest arrival at the position of an owned partition (`SimTime::MAX` if
     /// none is readable), for the poll's wake-up.
-    fn fetch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>) -> Result<Batch, SimTime> {
+    fn fetch<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+    ) -> Result<Batch, SimTime> {
         let visible = now.saturating_sub(self.params.one_way);
         if self.owned.is_empty() || self.disconnected {
             return Err(SimTime::MAX);
@@ -1060,11 +1093,11 @@ impl Consumer {
         Ok(self.timed_batch(now, parts, env))
     }
 
-    fn timed_batch(
+    fn timed_batch<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         parts: Vec<(Tp, u64, usize)>,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
     ) -> Batch {
         let total: usize = parts.iter().map(|p| p.2).sum();
         let spare = std::mem::take(&mut self.spare.arrivals);
@@ -1142,7 +1175,12 @@ impl Consumer {
         }
     }
 
-    fn finish_batch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+    fn finish_batch<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         let batch = self.batch.take().expect("a batch in progress");
         emit_processed(&batch, None, out);
         self.confirm_releases(batch.epoch, out);
@@ -1164,7 +1202,12 @@ impl Consumer {
         self.after_batch(now, env, out);
     }
 
-    fn after_batch(&mut self, now: SimTime, env: &mut ConsumerEnv<'_>, out: &mut ConsumerOutbox) {
+    fn after_batch<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         if self.closing {
             self.close(out);
         } else {
@@ -1260,11 +1303,11 @@ fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox)
 
 /// A batch's times as progressions, and its end, when processing is constant and every part's
 /// arrivals are exactly evenly spaced. The arrivals go into `arrivals` (emptied first).
-fn linear_times(
+fn linear_times<L: LogView + ?Sized>(
     now: SimTime,
     parts: &[(Tp, u64, usize)],
     processing: &ProcessingSampler,
-    env: &mut ConsumerEnv<'_>,
+    env: &mut ConsumerEnv<'_, L>,
     mut arrivals: Vec<(SimTime, SimTime)>,
 ) -> Option<(BatchTimes, SimTime)> {
     let ProcessingSampler::Constant(each) = *processing else { return None };

@@ -235,6 +235,12 @@ pub trait Observer {
     fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
         self.observe(stretch.to_observation());
     }
+
+    /// [`Observation::Processed`], the most frequent observation (a part of every batch),
+    /// its times lent: the default observes a copy; an observer may read them in place.
+    fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
+        self.observe(Observation::Processed { tp, first, times: times.clone() });
+    }
 }
 
 impl Observer for Vec<Observation> {

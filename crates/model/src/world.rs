@@ -21,6 +21,7 @@ use crate::coordinator::classic::{
 use crate::coordinator::consumer_group::CgInput;
 use crate::observe::{MemberRef, Observation, Observer, PartState};
 use crate::processing::ProcessingSampler;
+use crate::records::RecordTimes;
 use crate::tp_table::TpTable;
 use crate::types::{Conn, MemberId, ToCoordinator, ToMember, Tp};
 use crate::workload::{skewed_rates, PartitionLog};
@@ -314,11 +315,13 @@ struct Part {
     cause: PartState,
     frontier: u64,
     last: Option<(Option<Conn>, PartState)>,
+    /// Listed in `World::dirty`.
+    dirty: bool,
 }
 
 impl Part {
     fn new() -> Part {
-        Part { owner: None, cause: PartState::Unassigned, frontier: 0, last: None }
+        Part { owner: None, cause: PartState::Unassigned, frontier: 0, last: None, dirty: false }
     }
 }
 
@@ -354,7 +357,11 @@ struct World<'o> {
     params: ConsumerParams,
     /// The world's books per partition (every partition has one).
     parts: TpTable<Part>,
-    dirty: BTreeSet<Tp>,
+    /// Partitions whose owner or state may have changed since the last `flush_access`, each
+    /// once (`Part::dirty`); flushed in partition order. (A `BTreeSet` cost a node search, and
+    /// often an allocation, per insertion: an eager rebalance of 10,000 partitions marks each
+    /// twice.)
+    dirty: Vec<Tp>,
     rebalance: Option<OpenRebalance>,
     last_generation: i32,
     observer: &'o mut dyn Observer,
@@ -374,6 +381,8 @@ struct World<'o> {
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
+    /// The coordinator's outbox, drained after each input (kept for its buffers).
+    spare_coord_outbox: CoordOutbox,
     /// The buffer of a signature computed for a lookup (`World::locate`).
     signature_scratch: Vec<i64>,
 }
@@ -433,7 +442,7 @@ impl<'o> World<'o> {
             down_waiting: BTreeSet::new(),
             params,
             parts: TpTable::default(),
-            dirty: BTreeSet::new(),
+            dirty: Vec::new(),
             rebalance: None,
             last_generation: 0,
             observer,
@@ -447,6 +456,7 @@ impl<'o> World<'o> {
             spacings: vec![Vec::new(); order.len()],
             current_rank: RANK_LAST,
             spare_outboxes: Vec::new(),
+            spare_coord_outbox: CoordOutbox::default(),
             signature_scratch: Vec::new(),
         };
         world.init(scenario);
@@ -502,9 +512,10 @@ impl<'o> World<'o> {
         let old = self.topics[topic].partitions;
         let total = old + count;
         let rates = skewed_rates(w.rate_per_s, w.initial.max(total), w.skew);
+        let arrival = w.arrival;
         for partition in old..total {
             let rate = rates[partition as usize];
-            let log = match w.arrival {
+            let log = match arrival {
                 Arrival::Constant => PartitionLog::constant(now, rate),
                 Arrival::Poisson => {
                     let index = self.global_index(topic, partition);
@@ -515,7 +526,7 @@ impl<'o> World<'o> {
             self.logs.push(topic, log);
             let tp = Tp { topic: topic as u32, partition };
             self.parts.get_or_insert_with(tp, Part::new);
-            self.dirty.insert(tp);
+            self.mark_dirty(tp);
         }
         self.topics[topic].partitions = total;
     }
@@ -669,21 +680,24 @@ impl<'o> World<'o> {
     }
 
     fn coord_input(&mut self, now: SimTime, input: CoordInput) {
-        let mut out = CoordOutbox::default();
+        // The outbox's buffers are kept from one input to the next (a rebalance of 1,000
+        // members is thousands of inputs, most answering every member).
+        let mut out = std::mem::take(&mut self.spare_coord_outbox);
         self.coord.handle(now, input, &mut out);
-        for (conn, msg) in out.sends {
+        for (conn, msg) in out.sends.drain(..) {
             self.queue.schedule(now + self.one_way, Ev::ToMember(conn, msg));
         }
-        for (timer, at) in out.timers {
+        for (timer, at) in out.timers.drain(..) {
             let id = self.coord_timers.slot(&timer, &mut self.queue);
             match at {
                 Some(at) => self.queue.arm(id, at, Ev::CoordTimer(timer)),
                 None => self.queue.cancel(id),
             }
         }
-        for note in out.notes {
+        for note in out.notes.drain(..) {
             self.on_coord_note(now, note);
         }
+        self.spare_coord_outbox = out;
         self.try_close_rebalance(now);
     }
 
@@ -754,12 +768,33 @@ impl<'o> World<'o> {
         let part = self.parts.get_mut(tp).expect("known partition");
         part.owner = owner;
         part.cause = cause;
-        self.dirty.insert(tp);
+        self.mark_dirty(tp);
+    }
+
+    /// Marks `tp` for the next `flush_access`.
+    fn mark_dirty(&mut self, tp: Tp) {
+        let part = self.parts.get_mut(tp).expect("known partition");
+        if !part.dirty {
+            part.dirty = true;
+            self.dirty.push(tp);
+        }
     }
 
     fn mark_member_dirty(&mut self, conn: Conn) {
-        let owned = self.owned_by(conn);
-        self.dirty.extend(owned);
+        for tp in self.owned_by(conn) {
+            self.mark_dirty(tp);
+        }
+    }
+
+    /// The marked partitions in partition order, unmarked (marks made from here on are for
+    /// the next flush).
+    fn take_dirty(&mut self) -> Vec<Tp> {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        for tp in &dirty {
+            self.parts.get_mut(*tp).expect("known partition").dirty = false;
+        }
+        dirty
     }
 
     /// Delivers `input` to the live incarnation `conn`, holding it while the member is paused.
@@ -843,6 +878,18 @@ impl<'o> World<'o> {
         }
     }
 
+    /// Records `first..` of `tp` processed by `conn` (`ConsumerNote::Processed`, a part of
+    /// every batch: steps run aside call it directly).
+    fn on_processed(&mut self, now: SimTime, conn: Conn, tp: Tp, first: u64, times: &RecordTimes) {
+        let owner = self.parts[tp].owner;
+        if owner.is_some_and(|o| o.slot != conn.slot) {
+            self.catch_up_owner(owner, now); // Its earlier records come first.
+        }
+        let part = self.parts.get_mut(tp).expect("known partition");
+        part.frontier = part.frontier.max(first + times.len());
+        self.observer.observe_processed(tp, first, times);
+    }
+
     fn on_member_note(&mut self, now: SimTime, conn: Conn, note: ConsumerNote) {
         let name = || self.slots[conn.slot as usize].name.to_string();
         match note {
@@ -870,13 +917,7 @@ impl<'o> World<'o> {
             }
             ConsumerNote::Lost { tps } => self.release(conn, &tps, PartState::Unassigned),
             ConsumerNote::Processed { tp, first, times } => {
-                let owner = self.parts[tp].owner;
-                if owner.is_some_and(|o| o.slot != conn.slot) {
-                    self.catch_up_owner(owner, now); // Its earlier records come first.
-                }
-                let part = self.parts.get_mut(tp).expect("known partition");
-                part.frontier = part.frontier.max(first + times.len());
-                self.observer.observe(Observation::Processed { tp, first, times });
+                self.on_processed(now, conn, tp, first, &times)
             }
             ConsumerNote::Reset { .. } => {}
             ConsumerNote::Position { tp, at } => {
@@ -918,8 +959,8 @@ impl<'o> World<'o> {
     /// Emits an `Access` observation for every partition whose owner or state changed.
     fn flush_access(&mut self, now: SimTime) {
         self.ext_shared_owners();
-        let dirty = std::mem::take(&mut self.dirty);
-        for tp in dirty {
+        let mut dirty = self.take_dirty();
+        for tp in dirty.drain(..) {
             self.catch_up_owner(self.parts[tp].owner, now);
             let state = self.access_state(tp);
             let part = &self.parts[tp];
@@ -935,6 +976,9 @@ impl<'o> World<'o> {
             });
             let waiting_from = self.logs.arrival(tp, frontier);
             self.observer.observe(Observation::Access { at: now, tp, owner, state, waiting_from });
+        }
+        if self.dirty.is_empty() {
+            self.dirty = dirty; // Its buffer, for the next marks.
         }
     }
 

@@ -12,7 +12,7 @@
 //! (`lastPackConsumed=false`, `DefaultOffsetManager.commitOffset(isConsumed=false)`): the next
 //! owner reads the batch again while this member still finishes processing it.
 
-use super::{Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, RevokeCause};
+use super::{Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, LogView, RevokeCause};
 use crate::types::Tp;
 use sim_core::SimTime;
 use std::collections::BTreeSet;
@@ -59,11 +59,11 @@ impl Consumer {
     }
 
     /// Partitions handed to it, with their stored offsets (`None`: `auto.offset.reset`).
-    pub(super) fn on_external_assign(
+    pub(super) fn on_external_assign<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         assigned: Vec<(Tp, Option<u64>)>,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
         if self.external.is_none() {

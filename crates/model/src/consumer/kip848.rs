@@ -19,7 +19,7 @@
 //! static -2: the coordinator keeps the assignment for the session timeout).
 
 use super::{Consumer, ConsumerNote, ConsumerOutbox, ConsumerTimer, Phase};
-use crate::consumer::ConsumerEnv;
+use crate::consumer::{ConsumerEnv, LogView};
 use crate::types::{
     CgHeartbeat, CgHeartbeatOk, LeaveReason, ProtocolError, ToCoordinator, Tp, LEAVE_EPOCH,
     STATIC_LEAVE_EPOCH,
@@ -94,11 +94,11 @@ impl Consumer {
     }
 
     /// A ConsumerGroupHeartbeat response.
-    pub(super) fn kip848_response(
+    pub(super) fn kip848_response<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         response: Result<CgHeartbeatOk, ProtocolError>,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
         match response {
@@ -134,11 +134,11 @@ impl Consumer {
     }
 
     /// Applies the assignment of a response; acknowledges a revocation at once.
-    fn reconcile(
+    fn reconcile<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         ok: CgHeartbeatOk,
-        env: &mut ConsumerEnv<'_>,
+        env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
         let joined = std::mem::take(&mut self.kip848.joining);

@@ -423,7 +423,8 @@ impl World<'_> {
         if self.external.as_ref().is_none_or(|e| e.kind != ExtKind::TubemqClient) {
             return;
         }
-        let dirty: Vec<Tp> = self.dirty.iter().copied().collect();
+        let mut dirty = self.dirty.clone();
+        dirty.sort_unstable(); // In partition order, as `flush_access` takes them.
         for tp in dirty {
             if self.parts[tp].owner.is_some_and(|c| self.live_slot(c).is_some()) {
                 continue;

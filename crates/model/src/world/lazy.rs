@@ -335,13 +335,13 @@ impl World<'_> {
         self.slots[slot].lazy = next;
         let mut kept = Vec::with_capacity(if keep { out.notes.len() } else { 0 });
         for note in out.notes.drain(..) {
-            let ConsumerNote::Processed { tp, first, times } = &note else {
+            let ConsumerNote::Processed { tp, first, times } = note else {
                 panic!("a quiet poll step of {conn:?} reported {note:?}");
             };
+            self.on_processed(step.at, conn, tp, first, &times);
             if keep {
-                kept.push((*tp, *first, times.clone()));
+                kept.push((tp, first, times));
             }
-            self.on_member_note(step.at, conn, note);
         }
         self.return_outbox(out);
         kept
