@@ -13,7 +13,7 @@
 use crate::chaos_check::{Checker, Liveness, Names, Ring, Violation};
 use crate::chaos_gen::{fault_horizon, generate, liveness_bound};
 use metrics::{Collector, RunLabels, RunReport};
-use model::{Observation, Observer, PeriodicStretch, RecordTimes, Tp};
+use model::{AccessRef, Observation, Observer, PeriodicStretch, RecordTimes, Tp};
 use rayon::prelude::*;
 use scenario::{Protocol, ProtocolSpec, Scenario};
 use sim_core::SimTime;
@@ -260,6 +260,10 @@ impl Observer for Tee {
     fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
         self.on_delivered(stretch.tp, stretch.first, stretch.count);
         self.collector.observe_periodic(stretch);
+    }
+
+    fn observe_access(&mut self, access: AccessRef<'_>) {
+        self.collector.observe_access(access);
     }
 
     fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {

@@ -19,7 +19,7 @@ use crate::time_sweep;
 use crate::timeline::{Availability, OpenSpan, PartTimeline, Timelines};
 use hdrhistogram::Histogram;
 use model::{
-    MemberRef, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Tp, TpTable,
+    AccessRef, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Tp, TpTable,
 };
 use sim_core::SimTime;
 use std::collections::BTreeMap;
@@ -299,19 +299,19 @@ impl Collector {
 
     /// The index of `owner`'s name, assigned at its first appearance; kept by member id, so
     /// a member seen before is found without a search (its name is compared, not looked up).
-    fn intern_owner(&mut self, owner: MemberRef) -> u32 {
-        let id = owner.id as usize;
+    fn intern_owner(&mut self, (id, owner_name): (u32, &Arc<str>)) -> u32 {
+        let id = id as usize;
         if let Some(Some((name, index))) = self.owner_by_id.get(id) {
-            if Arc::ptr_eq(name, &owner.name) || **name == *owner.name {
+            if Arc::ptr_eq(name, owner_name) || **name == **owner_name {
                 return *index;
             }
         }
         let next = self.owner_index.len() as u32;
-        let index = *self.owner_index.entry(owner.name.to_string()).or_insert(next);
+        let index = *self.owner_index.entry(owner_name.to_string()).or_insert(next);
         if self.owner_by_id.len() <= id {
             self.owner_by_id.resize(id + 1, None);
         }
-        self.owner_by_id[id] = Some((owner.name, index));
+        self.owner_by_id[id] = Some((Arc::clone(owner_name), index));
         index
     }
 
@@ -328,7 +328,7 @@ impl Collector {
         &mut self,
         at: SimTime,
         tp: Tp,
-        owner: Option<MemberRef>,
+        owner: Option<(u32, &Arc<str>)>,
         state: PartState,
         waiting_from: SimTime,
     ) {
@@ -559,6 +559,11 @@ impl Observer for Collector {
         self.on_processed(tp, first, times)
     }
 
+    fn observe_access(&mut self, access: AccessRef<'_>) {
+        let AccessRef { at, tp, owner, state, waiting_from } = access;
+        self.on_access(at, tp, owner, state, waiting_from)
+    }
+
     fn observe(&mut self, observation: Observation) {
         match observation {
             Observation::Topics { names, partitions } => {
@@ -584,7 +589,7 @@ impl Observer for Collector {
                 self.done.lost += part.lost() - before; // Skipping further loses more.
             }
             Observation::Access { at, tp, owner, state, waiting_from } => {
-                self.on_access(at, tp, owner, state, waiting_from)
+                self.on_access(at, tp, owner.as_ref().map(|m| (m.id, &m.name)), state, waiting_from)
             }
             Observation::RebalanceStarted { at, trigger } => {
                 self.open = Some(OpenRebalance { trigger, start: at, moves: 0 });
@@ -721,6 +726,7 @@ fn rebalance_stats(rows: &[RebalanceRow]) -> (f64, f64) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use model::MemberRef;
 
     /// `ms` milliseconds.
     pub(crate) fn s(ms: u64) -> SimTime {

@@ -21,7 +21,7 @@ pub mod types;
 pub mod workload;
 pub mod world;
 
-pub use observe::{MemberRef, Observation, Observer, PartState, PeriodicStretch};
+pub use observe::{AccessRef, MemberRef, Observation, Observer, PartState, PeriodicStretch};
 pub use records::RecordTimes;
 pub use tp_table::TpTable;
 pub use types::{Conn, Tp};

@@ -51,6 +51,30 @@ pub struct MemberRef {
     pub name: Arc<str>,
 }
 
+/// [`Observation::Access`], its owner's name lent (see [`Observer::observe_access`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AccessRef<'a> {
+    /// When.
+    pub at: SimTime,
+    /// Partition.
+    pub tp: Tp,
+    /// Owner (slot and name), if any (as in [`Observation::Access`]).
+    pub owner: Option<(u32, &'a Arc<str>)>,
+    /// The new state.
+    pub state: PartState,
+    /// Arrival time of the first unprocessed record (`SimTime::MAX` if none ever).
+    pub waiting_from: SimTime,
+}
+
+impl AccessRef<'_> {
+    /// The observation it stands for.
+    pub fn to_observation(&self) -> Observation {
+        let owner = self.owner.map(|(id, name)| MemberRef { id, name: Arc::clone(name) });
+        let AccessRef { at, tp, state, waiting_from, .. } = *self;
+        Observation::Access { at, tp, owner, state, waiting_from }
+    }
+}
+
 /// One fact reported by the model.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Observation {
@@ -240,6 +264,12 @@ pub trait Observer {
     /// its times lent: the default observes a copy; an observer may read them in place.
     fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
         self.observe(Observation::Processed { tp, first, times: times.clone() });
+    }
+
+    /// [`Observation::Access`] with its owner's name lent: the default observes a copy; an
+    /// observer that knows the name already need not touch its count.
+    fn observe_access(&mut self, access: AccessRef<'_>) {
+        self.observe(access.to_observation());
     }
 }
 

@@ -19,7 +19,7 @@ use crate::coordinator::classic::{
     ClassicCoordinator, CoordInput, CoordNote, CoordOutbox, CoordParams, CoordTimer, GroupState,
 };
 use crate::coordinator::consumer_group::CgInput;
-use crate::observe::{MemberRef, Observation, Observer, PartState};
+use crate::observe::{AccessRef, Observation, Observer, PartState};
 use crate::processing::ProcessingSampler;
 use crate::records::RecordTimes;
 use crate::tp_table::TpTable;
@@ -970,12 +970,10 @@ impl<'o> World<'o> {
             }
             let frontier = part.frontier;
             self.parts.get_mut(tp).expect("known partition").last = Some(key);
-            let owner = key.0.map(|c| MemberRef {
-                id: c.slot,
-                name: Arc::clone(&self.slots[c.slot as usize].name),
-            });
             let waiting_from = self.logs.arrival(tp, frontier);
-            self.observer.observe(Observation::Access { at: now, tp, owner, state, waiting_from });
+            let owner = key.0.map(|c| (c.slot, &self.slots[c.slot as usize].name));
+            let access = AccessRef { at: now, tp, owner, state, waiting_from };
+            self.observer.observe_access(access);
         }
         if self.dirty.is_empty() {
             self.dirty = dirty; // Its buffer, for the next marks.
