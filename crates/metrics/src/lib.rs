@@ -21,7 +21,8 @@ mod timeline;
 pub use collector::{Collector, RunLabels};
 pub use intervals::IntervalSet;
 pub use ownership::{
-    OwnershipLog, OwnershipLogBuilder, OwnershipLogError, OwnershipRowRef, OwnershipSegment,
+    OwnershipInterval, OwnershipLog, OwnershipLogBuilder, OwnershipLogError, OwnershipRowRef,
+    OwnershipSegment,
 };
 pub use rows::{
     Columns, OwnershipRow, PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow,

@@ -52,7 +52,7 @@ pub(crate) fn state_code(state: PartState) -> u8 {
 /// One interval of a partition's timeline, packed: 24 bytes. Times are kept as the seconds the
 /// CSV writes (so rows read back from a file round-trip exactly).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct OwnershipInterval {
+pub struct OwnershipInterval {
     /// Interval start (s).
     pub(crate) start_s: f64,
     /// Interval end (s).
@@ -67,6 +67,28 @@ impl OwnershipInterval {
     /// An interval; `owner` is an index into the log's owner names.
     pub(crate) fn new(start_s: f64, end_s: f64, owner: Option<u32>, state: u8) -> Self {
         OwnershipInterval { start_s, end_s, owner: owner.unwrap_or(NO_OWNER), state }
+    }
+
+    /// Interval start (s), the row's `start_s`.
+    pub fn start_s(&self) -> f64 {
+        self.start_s
+    }
+
+    /// Interval end (s), the row's `end_s`.
+    pub fn end_s(&self) -> f64 {
+        self.end_s
+    }
+
+    /// The row's owner as an index into [`OwnershipLog::owner_names`], `None` when unowned
+    /// (the empty `owner` column).
+    #[inline]
+    pub fn owner_index(&self) -> Option<usize> {
+        (self.owner != NO_OWNER).then_some(self.owner as usize)
+    }
+
+    /// The row's state as an index into [`OwnershipLog::state_names`].
+    pub fn state_code(&self) -> u8 {
+        self.state
     }
 }
 
@@ -201,6 +223,13 @@ impl<'a> OwnershipSegment<'a> {
         self.segment.intervals.is_empty()
     }
 
+    /// The rows' intervals, compact (times, owner index, state code), in order: the rows
+    /// without building them ([`OwnershipLog::owner_names`] and [`OwnershipLog::state_names`]
+    /// name the codes).
+    pub fn intervals(&self) -> &'a [OwnershipInterval] {
+        &self.segment.intervals
+    }
+
     /// The rows, in order.
     pub fn iter(&self) -> impl Iterator<Item = OwnershipRowRef<'a>> + 'a {
         let (log, segment) = (self.log, self.segment);
@@ -276,6 +305,17 @@ impl OwnershipLog {
     /// The segments (consecutive rows of one partition), in row order.
     pub fn segments(&self) -> impl Iterator<Item = OwnershipSegment<'_>> + '_ {
         self.segments.iter().map(move |segment| OwnershipSegment { log: self, segment })
+    }
+
+    /// The owner names, indexed by [`OwnershipInterval::owner_index`].
+    pub fn owner_names(&self) -> &[String] {
+        &self.owners
+    }
+
+    /// The state names, indexed by [`OwnershipInterval::state_code`] (every code in use has
+    /// one).
+    pub fn state_names(&self) -> impl Iterator<Item = &str> + '_ {
+        KNOWN_STATES.iter().copied().chain(self.other_states.iter().map(String::as_str))
     }
 
     fn state_name(&self, code: u8) -> &str {
@@ -462,6 +502,11 @@ mod tests {
         assert_eq!(log.rows().collect::<Vec<_>>(), rows);
         assert_eq!(log.segments().count(), 5);
         assert_eq!(log.first().unwrap().owner, "c10");
+        let states: Vec<&str> = log.state_names().collect();
+        let codes: Vec<u8> =
+            log.segments().flat_map(|s| s.intervals()).map(|i| i.state_code()).collect();
+        let names: Vec<&str> = codes.iter().map(|c| states[usize::from(*c)]).collect();
+        assert_eq!(names, rows.iter().map(|r| r.state.as_str()).collect::<Vec<_>>());
         // Equality is row equality: a log built from the same rows twice is equal.
         assert_eq!(log, OwnershipLog::from_rows(rows.clone()).unwrap());
         let shorter = OwnershipLog::from_rows(rows[..4].to_vec()).unwrap();
@@ -519,6 +564,19 @@ mod tests {
                 ("b", 3, 2.0, "c1", "revoked"),
             ]
         );
+        // The compact view names the same rows by codes.
+        let states: Vec<&str> = log.state_names().collect();
+        let by_codes: Vec<(f64, f64, &str, &str)> = log
+            .segments()
+            .flat_map(|s| s.intervals())
+            .map(|i| {
+                let owner = i.owner_index().map_or("", |o| log.owner_names()[o].as_str());
+                (i.start_s(), i.end_s(), owner, states[usize::from(i.state_code())])
+            })
+            .collect();
+        let by_rows: Vec<(f64, f64, &str, &str)> =
+            log.iter().map(|r| (r.start_s, r.end_s, r.owner, r.state)).collect();
+        assert_eq!(by_codes, by_rows);
         let first = log.first().unwrap();
         assert_eq!(
             (first.protocol, first.assignor, first.static_membership),

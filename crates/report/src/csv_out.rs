@@ -3,9 +3,10 @@
 //! run leaves no partial output.
 
 use crate::direct_write::BlockWriter;
+use crate::row_buffer::{RowBuffer, RowSink};
 use metrics::{
-    Columns, OwnershipLog, OwnershipLogBuilder, OwnershipRow, PartitionRow, RebalanceRow,
-    RunReport, SummaryRow, TimelineRow,
+    Columns, OwnershipInterval, OwnershipLog, OwnershipLogBuilder, OwnershipRow, PartitionRow,
+    RebalanceRow, RunReport, SummaryRow, TimelineRow,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -115,79 +116,189 @@ fn write_streamed_atomic(
 /// bytes [`write_rows_atomic`] writes for `reports.iter().flat_map(|r| r.ownership.iter())`,
 /// several times faster (see [`write_ownership_csv`]).
 pub fn write_ownership_atomic(path: &Path, reports: &[RunReport]) -> io::Result<()> {
-    write_streamed_atomic(path, |out| write_ownership_csv(out, reports))
+    write_streamed_atomic(path, |blocks| write_ownership_rows(blocks, reports))
 }
 
 /// Writes `ownership.csv` (header and the ownership rows of all `reports`) to `out`, byte for
-/// byte as csv's serde path writes the borrowed rows, but several times faster (a large run
-/// has tens of millions of rows). The labels, topic and partition of a segment are rendered
-/// once by csv itself; each row adds its times, formatted as csv's serde serializer formats an
-/// `f64` (`ryu::Buffer::format`, csv 1.4 `serializer.rs`), and its owner and state, copied
-/// when csv would not quote them and rendered by csv otherwise.
-pub fn write_ownership_csv(mut out: impl Write, reports: &[RunReport]) -> io::Result<()> {
-    // The header and the rows are appended to `buf`, which goes to `out` in chunks of about
-    // `CHUNK` bytes.
-    const CHUNK: usize = 1 << 20;
-    let mut header = csv_writer(Vec::with_capacity(CHUNK + (1 << 10)));
+/// byte as csv's serde path writes the borrowed rows, but many times faster (a large run has
+/// tens of millions of rows). Each row is assembled from texts rendered beforehand: the labels,
+/// topic and partition of a segment, and the owner and the state by their codes in the log,
+/// all rendered by csv itself; only the times are formatted per row, as csv's serde serializer
+/// formats an `f64` (`ryu::Buffer::format`, csv 1.4 `serializer.rs`). The pieces are copied
+/// with fixed-size copies into a buffer ([`write_ownership_atomic`] formats them straight into
+/// the file's blocks).
+pub fn write_ownership_csv(out: impl Write, reports: &[RunReport]) -> io::Result<()> {
+    let mut sink = WriteSink::new(out);
+    write_ownership_rows(&mut sink, reports)?;
+    sink.out.write_all(sink.buffer.text())
+}
+
+/// Appends the bytes of [`write_ownership_csv`] to `sink`'s buffer, passing them on chunk by
+/// chunk; the last bytes are left in the buffer.
+fn write_ownership_rows<S: RowSink>(sink: &mut S, reports: &[RunReport]) -> io::Result<()> {
+    let mut header = csv_writer(Vec::new());
     header.write_record(OwnershipRow::COLUMNS)?;
-    let mut buf = header.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
+    sink.buffer().put_slice(&header.into_inner().map_err(|e| io::Error::other(e.to_string()))?);
     let mut times = TimeText::default();
     for log in reports.iter().map(|r| &r.ownership) {
+        let names = NameTexts::new(log)?;
         for segment in log.segments() {
-            let mut rows = segment.iter().peekable();
-            let Some(first) = rows.peek() else { continue };
-            let prefix = segment_prefix(first)?;
-            for row in rows {
-                buf.extend_from_slice(&prefix);
-                times.push_start(&mut buf, row.start_s);
-                buf.push(b',');
-                times.push_end(&mut buf, row.end_s);
-                buf.push(b',');
-                push_field(&mut buf, row.owner)?;
-                buf.push(b',');
-                push_field(&mut buf, row.state)?;
-                buf.push(b'\n');
-                if buf.len() >= CHUNK {
-                    out.write_all(&buf)?;
-                    buf.clear();
+            let Some(first) = segment.iter().next() else { continue };
+            let prefix = FieldText::<64>::new(&segment_prefix(&first)?);
+            for interval in segment.intervals() {
+                let buf = sink.buffer();
+                prefix.put(buf);
+                times.put_start(buf, interval.start_s());
+                times.put_end(buf, interval.end_s());
+                names.owner(interval).put(buf);
+                names.state(interval).put(buf);
+                if buf.text_len() >= S::CHUNK {
+                    sink.pass_on()?;
                 }
             }
         }
     }
-    out.write_all(&buf)
+    Ok(())
 }
 
-/// Formats times as csv's serde serializer does (`ryu::Buffer::format`, by [`SecondsText`]),
-/// remembering the text of the last end time: a row usually starts where the one before it
-/// ended, and the same bits format to the same text, so most start times are copied instead of
-/// formatted again.
-#[derive(Default)]
-struct TimeText {
-    format: SecondsText,
-    /// The bits of the last end time, its text and the text's length (`None` before the first
-    /// row).
-    last_end: Option<(u64, [u8; RYU_MAX_LEN], usize)>,
+/// A [`RowSink`] passing its chunks on to a `Write`.
+struct WriteSink<W> {
+    out: W,
+    buffer: RowBuffer,
 }
 
-impl TimeText {
-    /// Appends the text of a start time to `buf`.
-    fn push_start(&mut self, buf: &mut Vec<u8>, start_s: f64) {
-        match &self.last_end {
-            Some((bits, text, len)) if *bits == start_s.to_bits() => {
-                buf.extend_from_slice(&text[..*len]);
-            }
-            _ => buf.extend_from_slice(self.format.format(start_s)),
+impl<W: Write> WriteSink<W> {
+    /// A sink into `out` whose buffer has room for a chunk and a row of the usual kind.
+    fn new(out: W) -> WriteSink<W> {
+        WriteSink { out, buffer: RowBuffer::with_capacity(Self::CHUNK + (1 << 10)) }
+    }
+}
+
+impl<W: Write> RowSink for WriteSink<W> {
+    const CHUNK: usize = 1 << 20;
+
+    #[inline]
+    fn buffer(&mut self) -> &mut RowBuffer {
+        &mut self.buffer
+    }
+
+    fn pass_on(&mut self) -> io::Result<()> {
+        self.out.write_all(self.buffer.text())?;
+        self.buffer.consume(self.buffer.text_len());
+        Ok(())
+    }
+}
+
+/// Bytes appended to every row of a kind (a segment's first columns, an owner, a state):
+/// inline in an `N`-byte window when they fit, copied whole (`RowBuffer::put_fixed`); on the
+/// heap otherwise.
+enum FieldText<const N: usize> {
+    /// `len <= N` bytes at the front of `window`, zeros after them.
+    Short { window: [u8; N], len: usize },
+    /// Longer bytes.
+    Long(Box<[u8]>),
+}
+
+impl<const N: usize> FieldText<N> {
+    /// Appends the text to `buf`.
+    #[inline]
+    fn put(&self, buf: &mut RowBuffer) {
+        match self {
+            FieldText::Short { window, len } => buf.put_fixed(window, *len),
+            FieldText::Long(bytes) => buf.put_slice(bytes),
         }
     }
 
-    /// Appends the text of an end time to `buf` and remembers it.
-    fn push_end(&mut self, buf: &mut Vec<u8>, end_s: f64) {
-        let text = self.format.format(end_s);
-        buf.extend_from_slice(text);
-        let (bits, last, len) = self.last_end.get_or_insert((0, [0; RYU_MAX_LEN], 0));
-        *bits = end_s.to_bits();
-        last[..text.len()].copy_from_slice(text);
-        *len = text.len();
+    /// The text `bytes`.
+    fn new(bytes: &[u8]) -> FieldText<N> {
+        if bytes.len() <= N {
+            let mut window = [0; N];
+            window[..bytes.len()].copy_from_slice(bytes);
+            FieldText::Short { window, len: bytes.len() }
+        } else {
+            FieldText::Long(bytes.into())
+        }
+    }
+}
+
+/// The rendered owner and state columns of one log's rows, by code: each owner with the
+/// delimiter after it (slot 0 the empty owner, slot `i + 1` owner index `i`), each state with
+/// the record terminator.
+struct NameTexts {
+    owners: Vec<FieldText<32>>,
+    states: Vec<FieldText<32>>,
+}
+
+impl NameTexts {
+    /// The texts of `log`'s owner and state names.
+    fn new(log: &OwnershipLog) -> io::Result<NameTexts> {
+        let rendered = |field: &str, end: u8| {
+            let mut text = field_bytes(field)?;
+            text.push(end);
+            Ok::<_, io::Error>(FieldText::new(&text))
+        };
+        let owner_names = std::iter::once("").chain(log.owner_names().iter().map(String::as_str));
+        let owners = owner_names.map(|owner| rendered(owner, b',')).collect::<Result<_, _>>()?;
+        let states =
+            log.state_names().map(|state| rendered(state, b'\n')).collect::<Result<_, _>>()?;
+        Ok(NameTexts { owners, states })
+    }
+
+    /// The owner column of `interval` and the delimiter after it.
+    #[inline]
+    fn owner(&self, interval: &OwnershipInterval) -> &FieldText<32> {
+        &self.owners[interval.owner_index().map_or(0, |i| i + 1)]
+    }
+
+    /// The state column of `interval` and the record terminator.
+    #[inline]
+    fn state(&self, interval: &OwnershipInterval) -> &FieldText<32> {
+        &self.states[usize::from(interval.state_code())]
+    }
+}
+
+/// Formats times as csv's serde serializer does (`ryu::Buffer::format`, by [`SecondsText`]),
+/// each with the delimiter after it, remembering the text of the last end time: a row usually
+/// starts where the one before it ended, and the same bits format to the same text, so most
+/// start times are copied instead of formatted again.
+struct TimeText {
+    format: SecondsText,
+    /// The bits of the last end time (at first those of `0.0`, with its text).
+    last_end: u64,
+    /// The last end time's text and delimiter, and their length.
+    last_text: [u8; TIME_WINDOW],
+    last_len: usize,
+}
+
+impl Default for TimeText {
+    fn default() -> TimeText {
+        let mut format = SecondsText::default();
+        let (window, last_len) = format.field(0.0);
+        let last_text = *window;
+        TimeText { format, last_end: 0.0f64.to_bits(), last_text, last_len }
+    }
+}
+
+impl TimeText {
+    /// Appends the text of a start time and a delimiter to `buf`.
+    #[inline]
+    fn put_start(&mut self, buf: &mut RowBuffer, start_s: f64) {
+        if self.last_end == start_s.to_bits() {
+            buf.put_fixed(&self.last_text, self.last_len);
+        } else {
+            let (window, len) = self.format.field(start_s);
+            buf.put_fixed(window, len);
+        }
+    }
+
+    /// Appends the text of an end time and a delimiter to `buf`, and remembers them.
+    #[inline]
+    fn put_end(&mut self, buf: &mut RowBuffer, end_s: f64) {
+        let (window, len) = self.format.field(end_s);
+        buf.put_fixed(window, len);
+        self.last_text = *window;
+        self.last_len = len;
+        self.last_end = end_s.to_bits();
     }
 }
 
@@ -195,11 +306,15 @@ impl TimeText {
 /// ryu's buffer holds 24 bytes).
 const RYU_MAX_LEN: usize = 24;
 
+/// The window a time's text and its delimiter are copied in.
+const TIME_WINDOW: usize = 32;
+const _: () = assert!(TIME_WINDOW > RYU_MAX_LEN, "ryu's text and a delimiter fit the window");
+
 /// Formats an `f64` to exactly the text of `ryu::Buffer::format`, faster for the simulator's
 /// times: seconds made from whole nanoseconds (`SimTime::as_secs_f64`, `nanos as f64 / 1e9`).
 ///
 /// Fast path: for finite `0 <= x < 2^23` (97 days), `n = round(x * 1e9)` is taken (by
-/// [`whole_nanos`], which finds it for every whole number of nanoseconds), and used
+/// [`split_nanos`], which finds it for every whole number of nanoseconds), and used
 /// only if `n as f64 / 1e9` has the bits of `x`, i.e. the decimal `D = n / 10^9` rounds to `x`
 /// (`n < 2^23 * 10^9 < 2^53` is exact as an `f64` and IEEE division rounds correctly, as
 /// `as_secs_f64` computes it). The text is then `D` with its trailing zeros trimmed. Why this
@@ -220,92 +335,119 @@ const RYU_MAX_LEN: usize = 24;
 ///
 /// Otherwise (negative, `-0.0`, `n < 10^4`, `x >= 2^23`, not a whole number of nanoseconds,
 /// NaN, infinite) ryu formats `x`.
-#[derive(Default)]
 struct SecondsText {
     ryu: ryu::Buffer,
-    /// The fast path's text: the whole seconds end at `DOT`, the fraction follows.
-    fast: [u8; 32],
+    /// The text: on the fast path the whole seconds (eight digits, leading zeros included)
+    /// end at `DOT`, the fraction follows; room after it for a whole window from any start.
+    text: [u8; DOT + TIME_WINDOW],
+}
+
+impl Default for SecondsText {
+    fn default() -> SecondsText {
+        SecondsText { ryu: ryu::Buffer::new(), text: [0; DOT + TIME_WINDOW] }
+    }
 }
 
 /// Where [`SecondsText`]'s fast path puts the decimal point (the whole seconds, below `2^23`,
-/// have at most 7 digits).
+/// have at most 7 digits; they are written as 8).
 const DOT: usize = 8;
 
-/// The two decimal digits of each number below 100.
-const PAIRS: [[u8; 2]; 100] = {
-    let mut pairs = [[0; 2]; 100];
-    let mut i = 0;
-    while i < 100 {
-        pairs[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
-        i += 1;
-    }
-    pairs
-};
+/// `b'0'` in each byte.
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 
 impl SecondsText {
-    /// The text of `x`, byte for byte `ryu::Buffer::format(x)`.
-    #[inline]
-    fn format(&mut self, x: f64) -> &[u8] {
-        match whole_nanos(x) {
-            Some(n) => {
-                let range = self.write_nanos(n);
-                &self.fast[range]
-            }
-            None => self.ryu.format(x).as_bytes(),
-        }
+    /// The text of `x`, byte for byte `ryu::Buffer::format(x)`, followed by a `,`, at the front
+    /// of a window, and its length (the `,` included).
+    #[inline(always)]
+    fn field(&mut self, x: f64) -> (&[u8; TIME_WINDOW], usize) {
+        let (start, end) = match split_nanos(x) {
+            Some((whole_s, frac_ns)) => self.write_nanos(whole_s, frac_ns),
+            None => self.write_ryu(x),
+        };
+        self.text[end] = b',';
+        let window = self.text[start..start + TIME_WINDOW].try_into().expect("a whole window");
+        (window, end + 1 - start)
     }
 
-    /// Writes `n` nanoseconds as seconds (`123.45`, `5.0`, `0.00001`) into `fast` and returns
-    /// where the text is. `n` is below `2^23 * 10^9`.
-    #[inline]
-    fn write_nanos(&mut self, n: u64) -> std::ops::Range<usize> {
-        const NANOS_PER_SEC: u64 = 1_000_000_000;
-        let (mut whole, frac) = (n / NANOS_PER_SEC, (n % NANOS_PER_SEC) as u32);
-        let fast = &mut self.fast;
-        // Whole seconds, two digits at a time, leftwards from the point.
-        let mut start = DOT;
-        while whole >= 100 {
-            start -= 2;
-            fast[start..start + 2].copy_from_slice(&PAIRS[(whole % 100) as usize]);
-            whole /= 100;
+    /// Writes ryu's text of `x` at the front of `text`; returns where it starts and ends.
+    #[cold]
+    #[inline(never)]
+    fn write_ryu(&mut self, x: f64) -> (usize, usize) {
+        let formatted = self.ryu.format(x).as_bytes();
+        self.text[..formatted.len()].copy_from_slice(formatted);
+        (0, formatted.len())
+    }
+
+    /// Writes `whole` seconds and `frac` nanoseconds as seconds (`123.45`, `5.0`, `0.00001`)
+    /// into `text` and returns where the text starts and ends. `whole` is below `2^23` (at most
+    /// 7 digits), `frac` below `10^9`.
+    #[inline(always)]
+    fn write_nanos(&mut self, whole: u32, frac: u32) -> (usize, usize) {
+        // Times of whole 0.1 ms below 10^4 s (the simulator's usual ones): one pass.
+        if whole < 10_000 && frac.is_multiple_of(100_000) {
+            return self.write_short(whole, frac / 100_000);
         }
-        if whole >= 10 {
-            start -= 2;
-            fast[start..start + 2].copy_from_slice(&PAIRS[whole as usize]);
-        } else {
-            start -= 1;
-            fast[start] = b'0' + whole as u8;
-        }
-        fast[DOT] = b'.';
+        let whole_digits = eight_digits(whole);
+        self.text[..DOT].copy_from_slice(&(whole_digits | ASCII_ZEROS).to_le_bytes());
+        // The leading zero digits are the zero low bytes; at least one digit is kept.
+        let start = (whole_digits.trailing_zeros() / 8).min(DOT as u32 - 1) as usize;
+        self.text[DOT] = b'.';
         if frac == 0 {
-            fast[DOT + 1] = b'0';
-            return start..DOT + 2;
+            self.text[DOT + 1] = b'0';
+            return (start, DOT + 2);
         }
-        // The fraction's digits (four when they end in five zeros, as times of whole 0.1 ms
-        // do, else nine), the last pair first, then trailing zeros trimmed (`frac` is not 0).
-        let (mut rest, len) = if frac % 100_000 == 0 { (frac / 100_000, 4) } else { (frac, 9) };
-        let end = DOT + 1 + len;
-        let mut at = end;
-        while at > DOT + 2 {
-            fast[at - 2..at].copy_from_slice(&PAIRS[(rest % 100) as usize]);
-            rest /= 100;
-            at -= 2;
-        }
-        if at == DOT + 2 {
-            fast[DOT + 1] = b'0' + rest as u8;
-        }
-        let mut end = end;
-        while fast[end - 1] == b'0' {
-            end -= 1;
-        }
-        start..end
+        // The first fraction digit, then eight; trailing zeros (the zero high bytes) trimmed.
+        let (first, rest) = (frac / 100_000_000, frac % 100_000_000);
+        self.text[DOT + 1] = b'0' + first as u8;
+        let rest_digits = eight_digits(rest);
+        self.text[DOT + 2..DOT + 10].copy_from_slice(&(rest_digits | ASCII_ZEROS).to_le_bytes());
+        let end = if rest_digits == 0 {
+            DOT + 2 // `first` is not 0, as `frac` is not.
+        } else {
+            DOT + 10 - (rest_digits.leading_zeros() / 8) as usize
+        };
+        (start, end)
+    }
+
+    /// [`SecondsText::write_nanos`] for `whole` seconds below `10^4` and `tenths_ms` (below
+    /// `10^4`) tenths of a millisecond: the eight digits of both at once, the whole seconds'
+    /// four (leading zeros skipped, one kept) before the point, the fraction's four (trailing
+    /// zeros trimmed, one kept) after it.
+    #[inline]
+    fn write_short(&mut self, whole: u32, tenths_ms: u32) -> (usize, usize) {
+        let digits = eight_digits(whole * 10_000 + tenths_ms);
+        let (whole_digits, frac_digits) = (digits as u32, (digits >> 32) as u32);
+        self.text[DOT - 4..DOT].copy_from_slice(&(whole_digits | 0x3030_3030).to_le_bytes());
+        self.text[DOT] = b'.';
+        self.text[DOT + 1..DOT + 5].copy_from_slice(&(frac_digits | 0x3030_3030).to_le_bytes());
+        let start = DOT - 4 + (whole_digits.trailing_zeros() / 8).min(3) as usize;
+        let end = DOT + 1 + (4 - frac_digits.leading_zeros() / 8).max(1) as usize;
+        (start, end)
     }
 }
 
-/// The number of nanoseconds `n` whose seconds `n as f64 / 1e9` are `x` (bit for bit), when
-/// [`SecondsText`]'s fast path may write them: `n` is 0 or at least `10^4`, `x` below `2^23`.
+/// The eight decimal digits of `v` (below `10^8`, leading zeros included) as digit values
+/// (0 to 9, not ASCII), one per byte, the most significant in the lowest byte (so
+/// `to_le_bytes` gives them in reading order). Computed in parallel in the lanes of a `u64`:
+/// `v` is split into two halves of four digits (32-bit lanes), each into two pairs (16-bit
+/// lanes), each into two digits (bytes); divisions by 100 and 10 by multiplication
+/// (`x * 10486 >> 20` is `x / 100` for `x < 10^4`, `x * 103 >> 10` is `x / 10` for `x < 100`),
+/// with no carry between lanes (the products stay below `2^27` and `2^14`).
 #[inline]
-fn whole_nanos(x: f64) -> Option<u64> {
+fn eight_digits(v: u32) -> u64 {
+    let v = u64::from(v);
+    let halves = (v / 10_000) | ((v % 10_000) << 32);
+    let hundreds = ((halves * 10_486) >> 20) & 0x0000_007F_0000_007F;
+    let pairs = hundreds | ((halves - hundreds * 100) << 16);
+    let tens = ((pairs * 103) >> 10) & 0x000F_000F_000F_000F;
+    tens | ((pairs - tens * 10) << 8)
+}
+
+/// The number of nanoseconds `n` whose seconds `n as f64 / 1e9` are `x` (bit for bit), when
+/// [`SecondsText`]'s fast path may write them: `n` is 0 or at least `10^4`, `x` below `2^23`;
+/// as whole seconds and nanoseconds below `10^9`.
+#[inline]
+fn split_nanos(x: f64) -> Option<(u32, u32)> {
     /// `2^23` seconds: the bound of the fast path (see [`SecondsText`]).
     const LIMIT_S: f64 = 8_388_608.0;
     // Also false for NaN; `-0.0` passes here and fails the bit comparison.
@@ -317,12 +459,19 @@ fn whole_nanos(x: f64) -> Option<u64> {
     // 0.466 ns, and the product and sum add at most 1.2e-7 ns: the cast rounds to `n`. So
     // every whole number of nanoseconds from 10^4 to below 2^23 s takes the fast path.
     // The casts go through `u32` and `i64`, single instructions on x86-64 (`u64` ones are not):
-    // `x < 2^23`, the fraction is below `10^9 + 1` and `n` below `2^53`.
+    // `x < 2^23`, the fraction is below `10^9 + 1` and `n` below `2^53`. When the check passes
+    // the fraction is below `10^9` (`10^9` would make `x` the next whole second).
     let whole_s = x as u32;
     let frac_ns = ((x - f64::from(whole_s)) * 1e9 + 0.5) as u32;
     let n = u64::from(whole_s) * 1_000_000_000 + u64::from(frac_ns);
     let exact = (n as i64 as f64 / 1e9).to_bits() == x.to_bits();
-    (exact && (n == 0 || n >= 10_000)).then_some(n)
+    (exact && (n == 0 || n >= 10_000)).then_some((whole_s, frac_ns))
+}
+
+/// [`split_nanos`] as one number of nanoseconds.
+#[cfg(test)]
+fn whole_nanos(x: f64) -> Option<u64> {
+    split_nanos(x).map(|(whole_s, frac_ns)| u64::from(whole_s) * 1_000_000_000 + u64::from(frac_ns))
 }
 
 /// The bytes csv writes for the first five columns of `row` and the delimiter after them:
@@ -349,53 +498,17 @@ fn segment_prefix(row: &metrics::OwnershipRowRef<'_>) -> io::Result<Vec<u8>> {
         .ok_or_else(|| io::Error::other("csv wrote an unexpected record terminator"))
 }
 
-/// The bytes [`is_plain`] accepts.
-const PLAIN_BYTES: [bool; 256] = {
-    let mut plain = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let byte = b as u8;
-        plain[b] = byte.is_ascii_alphanumeric()
-            || matches!(byte, b'.' | b'_' | b':' | b'/' | b'@' | b'+' | b'-');
-        b += 1;
-    }
-    plain
-};
-
-/// Whether csv writes `field` as it is inside a record of several fields (a conservative set:
-/// csv quotes only fields holding `,`, `"`, `\r` or `\n`).
-#[inline]
-fn is_plain(field: &str) -> bool {
-    field.bytes().all(|b| PLAIN_BYTES[usize::from(b)])
-}
-
-/// Appends `field` as csv writes it inside a record of several fields: a field of bytes csv
-/// never quotes is copied (a conservative set: csv quotes only fields holding `,`, `"`, `\r`
-/// or `\n`), any other is rendered by csv ([`push_rendered_field`]).
-#[inline]
-fn push_field(buf: &mut Vec<u8>, field: &str) -> io::Result<()> {
-    if is_plain(field) {
-        buf.extend_from_slice(field.as_bytes());
-        Ok(())
-    } else {
-        push_rendered_field(buf, field)
-    }
-}
-
-/// Appends `field` as csv writes it inside a record of several fields: csv writes a record of
+/// The bytes csv writes for `field` inside a record of several fields: csv writes a record of
 /// a field `x` and `field`, and the `x`, the delimiter and the terminator are cut off.
-#[cold]
-#[inline(never)]
-fn push_rendered_field(buf: &mut Vec<u8>, field: &str) -> io::Result<()> {
+fn field_bytes(field: &str) -> io::Result<Vec<u8>> {
     let mut writer = csv_writer(Vec::new());
     writer.write_record(["x", field])?;
     let bytes = writer.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
-    let rendered = bytes
+    bytes
         .strip_prefix(b"x,")
         .and_then(|b| b.strip_suffix(b"\n"))
-        .ok_or_else(|| io::Error::other("csv wrote an unexpected record"))?;
-    buf.extend_from_slice(rendered);
-    Ok(())
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| io::Error::other("csv wrote an unexpected record"))
 }
 
 /// Reads rows of type `T` from a CSV file with a header.
@@ -653,12 +766,41 @@ cooperative,sticky,true,t,2,0.5,2.0,,idle
         assert!(fast.ends_with("\n,range,false,\"\"\"q\"\"\",0,1.0,2.0,c,idle\n"));
     }
 
+    /// Names and labels longer than the inline windows (copied from the heap), rows past the
+    /// 1 MiB chunk and past the buffer's room (it grows), in the serde path's bytes.
+    #[test]
+    fn fast_ownership_writer_handles_long_names_and_many_rows() {
+        let long = |what: &str, len: usize| format!("{what}-{}", "x,".repeat(len / 2));
+        let mut rows = Vec::new();
+        for i in 0..40_000u32 {
+            let owner = match i % 4 {
+                0 => String::new(),
+                1 => long("owner", 31 + (i as usize % 5)),
+                2 => long("owner", 4_000),
+                _ => format!("c{i}"),
+            };
+            let state = if i % 3 == 0 { long("state", 33) } else { "consuming".into() };
+            let start_s = f64::from(i) * 0.000_1;
+            let mut row = own(i / 100, start_s, start_s + 0.000_1, &owner, &state);
+            if i >= 20_000 {
+                row.topic = long("topic", 64);
+            }
+            rows.push(row);
+        }
+        let (fast, serde) = both_ownership_writers(&[ownership_report(rows)]);
+        assert!(fast.len() > 4 << 20, "{} bytes", fast.len());
+        assert_eq!(fast, serde);
+    }
+
     /// 2^23 s in nanoseconds: the fast path takes whole nanoseconds from 10^4 up to below it.
     const FAST_LIMIT_NS: u64 = 8_388_608_000_000_000;
 
-    /// `SecondsText` next to ryu for one `x`.
+    /// `SecondsText` next to ryu for one `x` (the delimiter `SecondsText` adds checked and cut).
     fn both_texts(x: f64) -> (String, String) {
-        let ours = String::from_utf8(SecondsText::default().format(x).to_vec()).unwrap();
+        let mut seconds = SecondsText::default();
+        let (window, len) = seconds.field(x);
+        assert_eq!(window[len - 1], b',', "{x:e}");
+        let ours = String::from_utf8(window[..len - 1].to_vec()).unwrap();
         (ours, ryu::Buffer::new().format(x).to_owned())
     }
 
@@ -733,7 +875,8 @@ cooperative,sticky,true,t,2,0.5,2.0,,idle
             any in proptest::prelude::any::<u64>(),
             step in -2i64..=2,
         ) {
-            for n in [hour, any, any >> 11, any >> 20, hour / 1_000_000 * 1_000_000] {
+            let ticks = [hour / 1_000_000 * 1_000_000, hour / 100_000 * 100_000, hour % 10_000_000_000_000 / 100_000 * 100_000];
+            for n in [hour, any, any >> 11, any >> 20, ticks[0], ticks[1], ticks[2]] {
                 let x = n as f64 / 1e9;
                 if (10_000..FAST_LIMIT_NS).contains(&n) {
                     proptest::prop_assert_eq!(whole_nanos(x), Some(n));
@@ -768,6 +911,18 @@ cooperative,sticky,true,t,2,0.5,2.0,,idle
                 let fast = (10_000..FAST_LIMIT_NS).contains(&n);
                 assert_eq!(whole_nanos(x), fast.then_some(n), "n = {n}");
             }
+        }
+    }
+
+    /// Every time of whole 0.1 ms (the short path's times) up to 20 s and around 10^4 s, where
+    /// the short path ends.
+    #[test]
+    fn seconds_text_matches_ryu_on_tenths_of_milliseconds() {
+        const TICK_NS: u64 = 100_000;
+        let ticks = (0..200_000).chain(100_000_000 - 100_000..100_000_000 + 100_000);
+        for n in ticks.map(|k| k * TICK_NS) {
+            let (ours, ryu) = both_texts(n as f64 / 1e9);
+            assert_eq!(ours, ryu, "n = {n}");
         }
     }
 

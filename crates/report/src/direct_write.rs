@@ -10,7 +10,11 @@
 //! copy. Where the file system refuses it (tmpfs, some network file systems, not Linux), or a
 //! write comes back short or fails, the rest goes through the ordinary file: the bytes of the
 //! file are the same either way.
+//!
+//! The `ownership.csv` rows are formatted straight into the writer's chunk ([`RowSink`]), so
+//! they are not copied a second time.
 
+use crate::row_buffer::{RowBuffer, RowSink};
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -22,17 +26,18 @@ const BLOCK: usize = 4096;
 /// Bytes gathered before a write: a few large writes keep the disk streaming.
 const CHUNK: usize = 4 << 20;
 
+/// Room past the chunk for the row that fills it (a longer one makes the buffer grow).
+const SLACK: usize = 64 << 10;
+
 /// A `Write` into `file` (opened for writing at offset 0, empty) that sends whole blocks past
 /// the page cache. [`BlockWriter::finish`] writes the rest and gives the file back.
 pub(crate) struct BlockWriter {
     file: File,
     /// A second handle on the same file with `O_DIRECT`, while it works.
     direct: Option<File>,
-    /// `CHUNK + BLOCK` bytes: the chunk is the `BLOCK`-aligned `CHUNK` bytes from `start`.
-    store: Vec<u8>,
-    start: usize,
-    /// Bytes of the chunk filled.
-    filled: usize,
+    /// The chunk being filled, `BLOCK`-aligned, with room for `CHUNK + SLACK` bytes; its
+    /// text is the bytes not yet written.
+    chunk: RowBuffer,
     /// Bytes already in the file (the offset of the chunk's first byte).
     written: u64,
 }
@@ -41,35 +46,33 @@ impl BlockWriter {
     /// A writer into `file`, found at `path` (opened a second time past the page cache where
     /// the platform and file system allow it).
     pub(crate) fn new(file: File, path: &Path) -> BlockWriter {
-        let store = vec![0u8; CHUNK + BLOCK];
-        let start = store.as_ptr().align_offset(BLOCK);
-        let direct = if start < BLOCK { open_direct(path) } else { None };
-        BlockWriter { file, direct, store, start, filled: 0, written: 0 }
+        let chunk = RowBuffer::aligned(CHUNK + SLACK, BLOCK);
+        let direct = if chunk.is_aligned() { open_direct(path) } else { None };
+        BlockWriter { file, direct, chunk, written: 0 }
     }
 
     /// Writes what is left and returns the file, every byte written (not synced).
     pub(crate) fn finish(mut self) -> io::Result<File> {
-        let whole = self.filled / BLOCK * BLOCK;
+        let whole = self.chunk.text_len() / BLOCK * BLOCK;
         self.write_out(whole)?;
-        self.write_out(self.filled)?;
+        self.write_out(self.chunk.text_len())?;
         Ok(self.file)
     }
 
     /// Writes the first `len` bytes of the chunk and keeps the rest at its front.
     fn write_out(&mut self, len: usize) -> io::Result<()> {
         let mut done = 0;
-        if len.is_multiple_of(BLOCK) {
+        // A chunk that grew may have lost its alignment: `O_DIRECT` would refuse it.
+        if len.is_multiple_of(BLOCK) && self.chunk.is_aligned() {
             done = self.write_direct(len);
         }
         if done < len {
             // The ordinary file: from where the direct writes stopped.
             self.file.seek(SeekFrom::Start(self.written + done as u64))?;
-            let range = self.start + done..self.start + len;
-            self.file.write_all(&self.store[range])?;
+            self.file.write_all(&self.chunk.text()[done..len])?;
         }
         self.written += len as u64;
-        self.store.copy_within(self.start + len..self.start + self.filled, self.start);
-        self.filled -= len;
+        self.chunk.consume(len);
         Ok(())
     }
 
@@ -79,7 +82,7 @@ impl BlockWriter {
         let mut done = 0;
         while done < len {
             let Some(direct) = self.direct.as_mut() else { break };
-            let bytes = &self.store[self.start + done..self.start + len];
+            let bytes = &self.chunk.text()[done..len];
             match direct.write(bytes) {
                 Ok(n) if n > 0 && n.is_multiple_of(BLOCK) => done += n,
                 Ok(n) => {
@@ -98,18 +101,31 @@ impl BlockWriter {
 
 impl Write for BlockWriter {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if self.filled == CHUNK {
-            self.write_out(CHUNK)?;
-        }
-        let n = bytes.len().min(CHUNK - self.filled);
-        let at = self.start + self.filled;
-        self.store[at..at + n].copy_from_slice(&bytes[..n]);
-        self.filled += n;
+        self.pass_on()?;
+        let n = bytes.len().min(CHUNK - self.chunk.text_len());
+        self.chunk.put_slice(&bytes[..n]);
         Ok(n)
     }
 
     /// Nothing to do: [`BlockWriter::finish`] writes the last bytes.
     fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Rows are formatted straight into the chunk.
+impl RowSink for BlockWriter {
+    const CHUNK: usize = CHUNK;
+
+    #[inline]
+    fn buffer(&mut self) -> &mut RowBuffer {
+        &mut self.chunk
+    }
+
+    fn pass_on(&mut self) -> io::Result<()> {
+        while self.chunk.text_len() >= CHUNK {
+            self.write_out(CHUNK)?;
+        }
         Ok(())
     }
 }
@@ -158,6 +174,29 @@ mod tests {
             let pieces: Vec<&[u8]> = bytes.chunks(1_000_003).collect();
             assert_eq!(written(dir.path(), &pieces), bytes, "pieces of {len}");
         }
+    }
+
+    /// Rows appended to the chunk in place ([`RowSink`]), one of them longer than the room
+    /// past the chunk (the chunk grows, staying aligned), are written exactly.
+    #[test]
+    fn rows_appended_in_place_are_written_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = tempfile::NamedTempFile::new_in(dir.path()).unwrap();
+        let mut writer = BlockWriter::new(tmp.reopen().unwrap(), tmp.path());
+        let bytes = pattern(3 * CHUNK);
+        let rows = [1_000, CHUNK - 1_500, 2 * SLACK, 7, CHUNK, 3 * BLOCK + 1];
+        let mut at = 0;
+        for len in rows {
+            writer.buffer().put_slice(&bytes[at..at + len]);
+            at += len;
+            if writer.buffer().text_len() >= <BlockWriter as RowSink>::CHUNK {
+                writer.pass_on().unwrap();
+            }
+            assert!(writer.buffer().is_aligned());
+        }
+        writer.write_all(&bytes[at..]).unwrap();
+        writer.finish().unwrap();
+        assert_eq!(std::fs::read(tmp.path()).unwrap(), bytes);
     }
 
     /// Without the direct handle (refused), every byte goes through the ordinary file.

@@ -5,6 +5,7 @@
 pub mod charts;
 pub mod csv_out;
 mod direct_write;
+mod row_buffer;
 pub mod sweep_charts;
 #[cfg(test)]
 mod test_rows;
