@@ -339,7 +339,7 @@ impl OwnershipLog {
             partition,
             start_s: i.start_s,
             end_s: i.end_s,
-            owner: if i.owner == NO_OWNER { "" } else { &self.owners[i.owner as usize] },
+            owner: i.owner_index().map_or("", |o| self.owners[o].as_str()),
             state: self.state_name(i.state),
         }
     }

@@ -478,20 +478,8 @@ fn whole_nanos(x: f64) -> Option<u64> {
 /// csv serialises the five and a sixth field `x` (no lone empty field can occur), and the `x`
 /// and the terminator are cut off.
 fn segment_prefix(row: &metrics::OwnershipRowRef<'_>) -> io::Result<Vec<u8>> {
-    // A small buffer: csv's default (zeroed at every writer) cost more than the prefix itself
-    // for the 10,000 partitions of the reference.
-    let mut builder = csv::WriterBuilder::new();
-    builder.has_headers(false).buffer_capacity(256);
-    let mut writer = builder.from_writer(Vec::new());
-    writer.serialize((
-        row.protocol,
-        row.assignor,
-        row.static_membership,
-        row.topic,
-        row.partition,
-        "x",
-    ))?;
-    let bytes = writer.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
+    let record = (row.protocol, row.assignor, row.static_membership, row.topic, row.partition, "x");
+    let bytes = record_bytes(record)?;
     bytes
         .strip_suffix(b"x\n")
         .map(<[u8]>::to_vec)
@@ -501,14 +489,23 @@ fn segment_prefix(row: &metrics::OwnershipRowRef<'_>) -> io::Result<Vec<u8>> {
 /// The bytes csv writes for `field` inside a record of several fields: csv writes a record of
 /// a field `x` and `field`, and the `x`, the delimiter and the terminator are cut off.
 fn field_bytes(field: &str) -> io::Result<Vec<u8>> {
-    let mut writer = csv_writer(Vec::new());
-    writer.write_record(["x", field])?;
-    let bytes = writer.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
+    let bytes = record_bytes(("x", field))?;
     bytes
         .strip_prefix(b"x,")
         .and_then(|b| b.strip_suffix(b"\n"))
         .map(<[u8]>::to_vec)
         .ok_or_else(|| io::Error::other("csv wrote an unexpected record"))
+}
+
+/// The bytes csv writes for `record`, one row without a header.
+fn record_bytes(record: impl Serialize) -> io::Result<Vec<u8>> {
+    // A small buffer: csv's default (zeroed at every writer) cost more than the prefix itself
+    // for the 10,000 partitions of the reference.
+    let mut builder = csv::WriterBuilder::new();
+    builder.has_headers(false).buffer_capacity(256);
+    let mut writer = builder.from_writer(Vec::new());
+    writer.serialize(record)?;
+    writer.into_inner().map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// Reads rows of type `T` from a CSV file with a header.
