@@ -15,6 +15,7 @@ mod range;
 pub mod request;
 mod roundrobin;
 mod sticky;
+mod sticky_general;
 mod tubemq;
 mod uniform;
 

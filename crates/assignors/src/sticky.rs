@@ -21,8 +21,10 @@
 //!    otherwise it keeps its first `min` and may get one extra. Excess claims are revoked. Then the unassigned
 //!    partitions (sorted) are dealt round-robin to the under-min members (sorted by id), and
 //!    then one each to the "exactly min" queue. Balance is therefore exact: max - min <= 1.
-//! 3. **Unequal subscriptions** ([`general`]): an approximation of Kafka's `generalAssign`
-//!    (see its doc).
+//! 3. **Unequal subscriptions**: a port of Kafka's `GeneralAssignmentBuilder`
+//!    ([`crate::sticky_general`]), sticky to the claims of the highest generation and handing
+//!    partitions back to their previous-generation owners while that balances.
+//!    ([`general`] is the approximation KIP-848's heterogeneous `uniform` still uses.)
 //! 4. **Cooperative** ([`assign`] with `cooperative`): partitions that change owner are
 //!    withheld from the new owner (`CooperativeStickyAssignor.adjustAssignment`). In the equal
 //!    case these are the revoked claims and the multiply claimed partitions
@@ -34,6 +36,7 @@ use crate::common::{
     by_member_id, java_cmp, java_hashmap_order, to_assignment, PartitionIndex, Subscriptions,
     NO_MEMBER,
 };
+use crate::sticky_general;
 use crate::{GroupAssignment, GroupInput};
 use std::collections::VecDeque;
 
@@ -73,8 +76,16 @@ fn sticky_core(input: &GroupInput, ix: &PartitionIndex) -> (Vec<Vec<usize>>, Opt
         let (per_member, moving) = constrained(input, ix, &subs, &claims);
         (per_member, Some(moving))
     } else {
+        // `assignOwnedPartitions` sets `revocationRequired` when a member claims a partition
+        // of an existing topic it no longer subscribes to (its claim is valid otherwise).
+        let all_claims = resolve_claims_where(input, ix, |_| true);
+        let revocation_required = all_claims
+            .owned
+            .iter()
+            .enumerate()
+            .any(|(m, list)| list.iter().any(|&p| !subs.has(m, ix.topic_of(p))));
         let kept = keep_subscribed(ix, &subs, claims.owned);
-        (general(input, ix, &subs, kept), None)
+        (sticky_general::assign(input, ix, &subs, &kept, revocation_required), None)
     }
 }
 
@@ -85,6 +96,15 @@ pub(crate) fn resolve_claims(
     ix: &PartitionIndex,
     subs: &Subscriptions,
 ) -> Claims {
+    resolve_claims_where(input, ix, |t| subs.any[t as usize])
+}
+
+/// [`resolve_claims`] over the claims on topics `keep_topic` accepts.
+fn resolve_claims_where(
+    input: &GroupInput,
+    ix: &PartitionIndex,
+    keep_topic: impl Fn(u32) -> bool,
+) -> Claims {
     let total = ix.total();
     let mut best_gen = vec![i32::MIN; total];
     let mut owner = vec![NO_MEMBER; total];
@@ -92,7 +112,7 @@ pub(crate) fn resolve_claims(
     for (m, member) in input.members.iter().enumerate() {
         for &tp in &member.owned {
             let Some(p) = ix.index(tp) else { continue };
-            if !subs.any[tp.topic as usize] {
+            if !keep_topic(tp.topic) {
                 continue;
             }
             if member.generation > best_gen[p] {
