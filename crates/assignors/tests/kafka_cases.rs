@@ -9,13 +9,18 @@
 //! them. A member's `owned` is a list of `"topic-N"` names or a reference `"sK.member"` to
 //! what step K assigned that member (`"sKf.member"`: after that step's checks, which for
 //! cooperative-sticky include the follow-up rebalances). Checks:
-//! - `expect` (exact partitions per member), `sizes` (exact counts per member);
+//! - `expect` (exact partitions per member, first round), `expect_after` (after the checks:
+//!   for cooperative-sticky the converged assignment, as Kafka's test reads its mutated map),
+//!   `sizes` (exact counts per member), `per_topic_counts` (every member holds that many of
+//!   the topic), `transferring` (Kafka's `partitionsTransferringOwnership`, partition -> new
+//!   owner: what the cooperative assignor withholds from the eager sticky answer);
 //! - `valid_and_balanced`: for cooperative-sticky, first the client's two-round protocol as
 //!   `CooperativeStickyAssignorTest.verifyValidityAndBalance` runs it (no partition revoked
 //!   and assigned in the same round; while something is revoked, every member reports its new
 //!   assignment as owned, generation 1, and the group rebalances again, at most 4 times);
 //!   then Kafka's validity and balance check on the result;
-//! - `fully_balanced` (max - min <= 1), `all_assigned` (every subscribed partition assigned),
+//! - `size_range` `[lo, hi]` (every member's count), `distinct` (no partition given twice),
+//!   `fully_balanced` (max - min <= 1), `all_assigned` (every subscribed partition assigned),
 //!   `no_swaps` (no topic with partitions moving both ways between two members: what
 //!   `isSticky()` rejects);
 //! - `contains` `[A, B]` (A holds all of B), `disjoint`, `not_disjoint`, where A and B are
@@ -221,15 +226,7 @@ fn check_step(
 ) -> Result<Assignment, String> {
     let owned_before: BTreeMap<String, Vec<String>> =
         live.members.iter().map(|(id, m)| (id.clone(), m.owned.clone())).collect();
-    if let Some(Value::Object(expect)) = step.get("expect") {
-        for (member, parts) in expect {
-            let want: BTreeSet<String> = strings(parts)?.into_iter().collect();
-            let got = first.get(member).cloned().unwrap_or_default();
-            if got != want {
-                return Err(format!("{member}: expected {want:?}, got {got:?} (all: {first:?})"));
-            }
-        }
-    }
+    check_exact(step.get("expect"), &first)?;
     if let Some(Value::Object(sizes)) = step.get("sizes") {
         for (member, size) in sizes {
             let got = first.get(member).map_or(0, BTreeSet::len);
@@ -237,6 +234,9 @@ fn check_step(
                 return Err(format!("{member}: expected {size} partitions, got {got} ({first:?})"));
             }
         }
+    }
+    if let Some(Value::Object(want)) = step.get("transferring") {
+        check_transferring(live, want)?;
     }
     let mut current = first;
     let checks = step.get("checks").map(strings).transpose()?.unwrap_or_default();
@@ -251,7 +251,28 @@ fn check_step(
             "fully_balanced" => fully_balanced(&current)?,
             "all_assigned" => all_assigned(live, &current)?,
             "no_swaps" => no_swaps(&owned_before, &current)?,
+            "distinct" => distinct(&current)?,
             other => return Err(format!("unknown check `{other}`")),
+        }
+    }
+    check_exact(step.get("expect_after"), &current)?;
+    if let Some(Value::Array(range)) = step.get("size_range") {
+        let (lo, hi) = (range[0].as_u64().unwrap_or(0), range[1].as_u64().unwrap_or(u64::MAX));
+        for (member, parts) in &current {
+            let n = parts.len() as u64;
+            if n < lo || n > hi {
+                return Err(format!("{member} holds {n}, outside {lo}..={hi} ({current:?})"));
+            }
+        }
+    }
+    if let Some(Value::Object(counts)) = step.get("per_topic_counts") {
+        for (topic, count) in counts {
+            for (member, parts) in &current {
+                let got = parts.iter().filter(|p| topic_of(p) == topic).count();
+                if Some(got as u64) != count.as_u64() {
+                    return Err(format!("{member} holds {got} of {topic}, expected {count}"));
+                }
+            }
         }
     }
     for (key, want_overlap) in
@@ -388,4 +409,46 @@ fn no_swaps(owned: &BTreeMap<String, Vec<String>>, a: &Assignment) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// `expect` / `expect_after`: exact partitions per member.
+fn check_exact(expect: Option<&Value>, a: &Assignment) -> Result<(), String> {
+    let Some(Value::Object(expect)) = expect else { return Ok(()) };
+    for (member, parts) in expect {
+        let want: BTreeSet<String> = strings(parts)?.into_iter().collect();
+        let got = a.get(member).cloned().unwrap_or_default();
+        if got != want {
+            return Err(format!("{member}: expected {want:?}, got {got:?} (all: {a:?})"));
+        }
+    }
+    Ok(())
+}
+
+/// Kafka's `partitionsTransferringOwnership` (partition -> new owner), observed as what
+/// `CooperativeStickyAssignor.adjustAssignment` withholds: the partitions the eager sticky
+/// assignment gives a member that the cooperative one does not.
+fn check_transferring(live: &Live, want: &Map<String, Value>) -> Result<(), String> {
+    let eager = run_assignor("sticky", live)?;
+    let cooperative = run_assignor("cooperative-sticky", live)?;
+    let mut got = BTreeMap::new();
+    for (member, parts) in &eager {
+        for p in parts.difference(&cooperative[member]) {
+            got.insert(p.clone(), member.clone());
+        }
+    }
+    let want: BTreeMap<String, String> =
+        want.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect();
+    if got != want {
+        return Err(format!("partitions transferring ownership: expected {want:?}, got {got:?}"));
+    }
+    Ok(())
+}
+
+/// No partition is assigned to two members.
+fn distinct(a: &Assignment) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    match a.values().flatten().find(|p| !seen.insert(*p)) {
+        Some(p) => Err(format!("{p} is assigned twice ({a:?})")),
+        None => Ok(()),
+    }
 }
