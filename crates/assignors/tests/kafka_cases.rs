@@ -472,3 +472,43 @@ fn distinct(a: &Assignment) -> Result<(), String> {
         None => Ok(()),
     }
 }
+
+/// At the library level a topic without metadata is a subscribed topic index with no entry in
+/// `GroupInput::topics`: every assignor skips it, giving what it gives without it
+/// (`RangeAssignorTest.testOneConsumerNonexistentTopic` and siblings).
+#[test]
+fn assignor_functions_skip_topics_without_metadata() {
+    use assignors::{AssignorName, GroupInput, Member, Topic};
+    let member = |id: &str, topics: Vec<u32>| Member {
+        id: id.into(),
+        topics,
+        node_id: Some(0),
+        ..Member::default()
+    };
+    let topics = vec![Topic { name: "t".into(), partitions: 5 }];
+    let with_ghost = GroupInput {
+        topics: topics.clone(),
+        members: vec![member("m1", vec![0, 7]), member("m2", vec![0]), member("m3", vec![9])],
+        source_count: None,
+    };
+    let without = GroupInput {
+        topics,
+        members: vec![member("m1", vec![0]), member("m2", vec![0]), member("m3", vec![])],
+        source_count: None,
+    };
+    for name in [
+        AssignorName::Range,
+        AssignorName::RoundRobin,
+        AssignorName::Sticky,
+        AssignorName::CooperativeSticky,
+        AssignorName::Uniform,
+        AssignorName::ConsumerRange,
+        AssignorName::Modulo,
+    ] {
+        let rng = || RngStreams::new(3).stream("assignor");
+        let got = assign(name, &with_ghost, &mut rng());
+        assert_eq!(got, assign(name, &without, &mut rng()), "{name}");
+        assert_eq!(got.partitions.iter().map(Vec::len).sum::<usize>(), 5, "{name}: {got:?}");
+        assert!(got.partitions[2].is_empty(), "{name}: m3 subscribes only to a ghost topic");
+    }
+}
