@@ -18,6 +18,7 @@ mod sticky;
 mod sticky_general;
 mod tubemq;
 mod uniform;
+mod uniform_heterogeneous;
 
 pub use tubemq::{
     tubemq_client_owns, tubemq_client_partitions, tubemq_partition_key, TUBEMQ_BROKER_ID,

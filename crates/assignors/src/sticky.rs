@@ -24,7 +24,6 @@
 //! 3. **Unequal subscriptions**: a port of Kafka's `GeneralAssignmentBuilder`
 //!    ([`crate::sticky_general`]), sticky to the claims of the highest generation and handing
 //!    partitions back to their previous-generation owners while that balances.
-//!    ([`general`] is the approximation KIP-848's heterogeneous `uniform` still uses.)
 //! 4. **Cooperative** ([`assign`] with `cooperative`): partitions that change owner are
 //!    withheld from the new owner (`CooperativeStickyAssignor.adjustAssignment`). In the equal
 //!    case these are the revoked claims and the multiply claimed partitions
@@ -33,8 +32,7 @@
 //!    that did not own it and owned by a member that lost it.
 
 use crate::common::{
-    by_member_id, java_cmp, java_hashmap_order, to_assignment, PartitionIndex, Subscriptions,
-    NO_MEMBER,
+    java_cmp, java_hashmap_order, to_assignment, PartitionIndex, Subscriptions, NO_MEMBER,
 };
 use crate::sticky_general;
 use crate::{GroupAssignment, GroupInput};
@@ -276,87 +274,6 @@ impl Filler {
         if self.cursor > 0 {
             self.cursor -= 1;
             self.under_min.remove(self.cursor);
-        }
-    }
-}
-
-/// The general case (unequal subscriptions), shared with KIP-848 `uniform`: an approximation
-/// of Kafka's `generalAssign`/`GeneralUniformAssignmentBuilder`, not a port.
-///
-/// `kept` are the valid, subscribed claims (kept first: stickiness). Unassigned partitions,
-/// those with the fewest eligible members first (as Kafka sorts them), go to the eligible
-/// member with the fewest partitions (ties: member id order). Then, while some partition's
-/// owner has at least two more partitions than the least-loaded member eligible for it, the
-/// partition moves there (each move lowers the sum of squared counts, so this ends). The
-/// result is balanced as far as single moves allow; Kafka's tie-breaking differs.
-pub(crate) fn general(
-    input: &GroupInput,
-    ix: &PartitionIndex,
-    subs: &Subscriptions,
-    kept: Vec<Vec<usize>>,
-) -> Vec<Vec<usize>> {
-    let n = input.members.len();
-    let order = by_member_id(&input.members);
-    let eligible: Vec<Vec<usize>> =
-        (0..input.topics.len() as u32).map(|t| subs.members_of(t, &order)).collect();
-    let mut owner = vec![NO_MEMBER; ix.total()];
-    let mut counts = vec![0usize; n];
-    for (m, list) in kept.iter().enumerate() {
-        for &p in list {
-            owner[p] = m as u32;
-            counts[m] += 1;
-        }
-    }
-    let mut unassigned: Vec<usize> = (0..input.topics.len() as u32)
-        .filter(|&t| subs.any[t as usize])
-        .flat_map(|t| ix.range(t))
-        .filter(|&p| owner[p] == NO_MEMBER)
-        .collect();
-    unassigned.sort_by_key(|&p| (eligible[ix.topic_of(p) as usize].len(), p));
-    for p in unassigned {
-        let m = least_loaded(&eligible[ix.topic_of(p) as usize], &counts);
-        owner[p] = m as u32;
-        counts[m] += 1;
-    }
-    rebalance_moves(ix, &eligible, &mut owner, &mut counts);
-    let mut per_member = vec![Vec::new(); n];
-    for (p, &m) in owner.iter().enumerate() {
-        if m != NO_MEMBER {
-            per_member[m as usize].push(p);
-        }
-    }
-    per_member
-}
-
-/// The first member of `candidates` with the fewest partitions.
-fn least_loaded(candidates: &[usize], counts: &[usize]) -> usize {
-    *candidates.iter().min_by_key(|&&m| counts[m]).expect("a subscribed topic has a subscriber")
-}
-
-/// Moves partitions from overloaded owners while a move narrows the gap (see [`general`]).
-fn rebalance_moves(
-    ix: &PartitionIndex,
-    eligible: &[Vec<usize>],
-    owner: &mut [u32],
-    counts: &mut [usize],
-) {
-    loop {
-        let mut moved = false;
-        for p in 0..owner.len() {
-            if owner[p] == NO_MEMBER {
-                continue;
-            }
-            let from = owner[p] as usize;
-            let to = least_loaded(&eligible[ix.topic_of(p) as usize], counts);
-            if counts[from] > counts[to] + 1 {
-                owner[p] = to as u32;
-                counts[from] -= 1;
-                counts[to] += 1;
-                moved = true;
-            }
-        }
-        if !moved {
-            return;
         }
     }
 }
