@@ -15,8 +15,10 @@ mod range;
 pub mod request;
 mod roundrobin;
 mod sticky;
+mod sticky_general;
 mod tubemq;
 mod uniform;
+mod uniform_heterogeneous;
 
 pub use tubemq::{
     tubemq_client_owns, tubemq_client_partitions, tubemq_partition_key, TUBEMQ_BROKER_ID,

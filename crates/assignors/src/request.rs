@@ -6,7 +6,8 @@
 //! `group_instance_id`, `node_id`), plus two optional extensions for TubeMQ `modulo`:
 //! `source_count` (client-side balance; without it the server-side balance runs) and `seed`
 //! (default 0; seeds the stream the server-side balance draws its random placements from).
-//! Unknown keys are rejected. Output: one JSON object, keys in member-id order, each value the
+//! Unknown keys are rejected; a topic a member names that is not in `topics` is skipped with a
+//! [`SkippedTopic`] (Kafka skips topics without metadata). Output: one JSON object, keys in member-id order, each value the
 //! member's `[topic, partition]` pairs sorted by topic then partition.
 
 use crate::{AssignorName, GroupAssignment, GroupInput, Member, Topic, Tp, ASSIGN_COMMAND_NAMES};
@@ -27,6 +28,31 @@ pub struct AssignRequest {
     pub input: GroupInput,
     /// Seed of the random stream (TubeMQ server-side placement only).
     pub seed: u64,
+    /// Topics a member subscribes to, or claims partitions of, that are not in `"topics"`:
+    /// skipped as Kafka skips a topic without metadata (`RangeAssignorTest`
+    /// `testOneConsumerNonexistentTopic`; `AbstractStickyAssignor.allSubscriptionsEqual`
+    /// ignores owned partitions of such topics). One entry per occurrence, in file order.
+    pub skipped: Vec<SkippedTopic>,
+}
+
+/// A topic named in a member's `topics` or `owned` that has no metadata (is not in
+/// `"topics"`): the assignors skip it, as Kafka's do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedTopic {
+    /// Where: e.g. `members[1].topics[0]`.
+    pub key: String,
+    /// The topic name.
+    pub topic: String,
+}
+
+impl fmt::Display for SkippedTopic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: topic `{}` is not in \"topics\" (no metadata); skipped, as Kafka skips it",
+            self.key, self.topic
+        )
+    }
 }
 
 /// What is wrong with a request: the key path (e.g. `members[1].topics[0]`) and why.
@@ -92,8 +118,14 @@ pub fn parse_request(text: &str) -> Result<AssignRequest, RequestError> {
         None => 0,
         Some(v) => v.as_u64().map_or_else(|| err("seed", "expected a non-negative integer"), Ok)?,
     };
-    let members = parse_members(root.get("members"), &topics, source_count)?;
-    Ok(AssignRequest { assignor, input: GroupInput { topics, members, source_count }, seed })
+    let mut skipped = Vec::new();
+    let members = parse_members(root.get("members"), &topics, source_count, &mut skipped)?;
+    Ok(AssignRequest {
+        assignor,
+        input: GroupInput { topics, members, source_count },
+        seed,
+        skipped,
+    })
 }
 
 /// Rejects keys outside `allowed`.
@@ -148,6 +180,7 @@ fn parse_members(
     v: Option<&Value>,
     topics: &[Topic],
     source_count: Option<u32>,
+    skipped: &mut Vec<SkippedTopic>,
 ) -> Result<Vec<Member>, RequestError> {
     let Some(Value::Array(items)) = v else {
         return err(
@@ -157,7 +190,7 @@ fn parse_members(
     };
     let mut members: Vec<Member> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let member = parse_member(item, &format!("members[{i}]"), topics, source_count)?;
+        let member = parse_member(item, &format!("members[{i}]"), topics, source_count, skipped)?;
         if members.iter().any(|m| m.id == member.id) {
             return err(format!("members[{i}].id"), format!("duplicate member id `{}`", member.id));
         }
@@ -172,6 +205,7 @@ fn parse_member(
     at: &str,
     topics: &[Topic],
     source_count: Option<u32>,
+    skipped: &mut Vec<SkippedTopic>,
 ) -> Result<Member, RequestError> {
     let Value::Object(obj) = v else {
         return err(at, "expected an object with keys id, topics (and optionally owned, generation, group_instance_id, node_id)");
@@ -206,25 +240,25 @@ fn parse_member(
     Ok(Member {
         id,
         group_instance_id,
-        topics: parse_member_topics(obj.get("topics"), at, topics)?,
-        owned: parse_owned(obj.get("owned"), at, topics)?,
+        topics: parse_member_topics(obj.get("topics"), at, topics, skipped)?,
+        owned: parse_owned(obj.get("owned"), at, topics, skipped)?,
         generation,
         node_id,
     })
 }
 
-/// The index of a topic name, or an error naming the known topics.
-fn topic_index(name: &str, key: &str, topics: &[Topic]) -> Result<u32, RequestError> {
-    match topics.binary_search_by(|t| t.name.as_str().cmp(name)) {
-        Ok(i) => Ok(i as u32),
-        Err(_) => {
-            let known: Vec<&str> = topics.iter().map(|t| t.name.as_str()).collect();
-            err(
-                key,
-                format!("topic `{name}` is not in \"topics\"; known topics: {}", known.join(", ")),
-            )
-        }
+/// The index of a topic name; `None` (recorded in `skipped`) for a topic not in `"topics"`.
+fn topic_index(
+    name: &str,
+    key: &str,
+    topics: &[Topic],
+    skipped: &mut Vec<SkippedTopic>,
+) -> Option<u32> {
+    let found = topics.binary_search_by(|t| t.name.as_str().cmp(name)).ok();
+    if found.is_none() {
+        skipped.push(SkippedTopic { key: key.to_string(), topic: name.to_string() });
     }
+    found.map(|i| i as u32)
 }
 
 /// A member's `"topics": ["t1", ...]`, as sorted, deduplicated indices.
@@ -232,6 +266,7 @@ fn parse_member_topics(
     v: Option<&Value>,
     at: &str,
     topics: &[Topic],
+    skipped: &mut Vec<SkippedTopic>,
 ) -> Result<Vec<u32>, RequestError> {
     let Some(Value::Array(items)) = v else {
         return err(format!("{at}.topics"), "expected an array of topic names");
@@ -242,7 +277,7 @@ fn parse_member_topics(
         let Value::String(name) = item else {
             return err(key, "expected a topic name (string)");
         };
-        out.push(topic_index(name, &key, topics)?);
+        out.extend(topic_index(name, &key, topics, skipped));
     }
     out.sort_unstable();
     out.dedup();
@@ -250,7 +285,12 @@ fn parse_member_topics(
 }
 
 /// A member's `"owned": [["t1", 0], ...]`, sorted and deduplicated.
-fn parse_owned(v: Option<&Value>, at: &str, topics: &[Topic]) -> Result<Vec<Tp>, RequestError> {
+fn parse_owned(
+    v: Option<&Value>,
+    at: &str,
+    topics: &[Topic],
+    skipped: &mut Vec<SkippedTopic>,
+) -> Result<Vec<Tp>, RequestError> {
     let items = match v {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
@@ -268,7 +308,10 @@ fn parse_owned(v: Option<&Value>, at: &str, topics: &[Topic]) -> Result<Vec<Tp>,
         let Value::String(name) = &pair[0] else {
             return err(key, "the first element must be a topic name");
         };
-        let topic = topic_index(name, &key, topics)?;
+        if pair[1].as_u64().is_none() {
+            return err(key, "the second element must be a partition number (integer)");
+        }
+        let Some(topic) = topic_index(name, &key, topics, skipped) else { continue };
         let count = topics[topic as usize].partitions;
         let partition = match pair[1].as_u64().and_then(|p| u32::try_from(p).ok()) {
             Some(p) if p < count => p,
@@ -341,12 +384,17 @@ mod tests {
     }
 
     #[test]
-    fn names_the_key_of_an_unknown_member_topic() {
+    fn skips_a_topic_without_metadata_and_names_its_key() {
         let text = EXAMPLE
-            .replace(r#"{"id": "c2", "topics": ["t1"]}"#, r#"{"id": "c2", "topics": ["t9"]}"#);
-        let e = parse_request(&text).unwrap_err();
-        assert_eq!(e.key, "members[1].topics[0]");
-        assert!(e.message.contains("`t9`") && e.message.contains("t1, t2"), "{e}");
+            .replace(r#"{"id": "c2", "topics": ["t1"]}"#, r#"{"id": "c2", "topics": ["t9", "t1"]}"#)
+            .replace(r#"[["t1", 0]]"#, r#"[["t1", 0], ["gone", 3]]"#);
+        let req = parse_request(&text).unwrap();
+        assert_eq!(req.input.members[1].topics, vec![0]);
+        assert_eq!(req.input.members[0].owned, vec![Tp { topic: 0, partition: 0 }]);
+        let keys: Vec<(&str, &str)> =
+            req.skipped.iter().map(|s| (s.key.as_str(), s.topic.as_str())).collect();
+        assert_eq!(keys, vec![("members[0].owned[1]", "gone"), ("members[1].topics[0]", "t9")]);
+        assert!(req.skipped[1].to_string().contains("`t9`"), "{}", req.skipped[1]);
     }
 
     #[test]

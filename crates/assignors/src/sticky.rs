@@ -21,8 +21,9 @@
 //!    otherwise it keeps its first `min` and may get one extra. Excess claims are revoked. Then the unassigned
 //!    partitions (sorted) are dealt round-robin to the under-min members (sorted by id), and
 //!    then one each to the "exactly min" queue. Balance is therefore exact: max - min <= 1.
-//! 3. **Unequal subscriptions** ([`general`]): an approximation of Kafka's `generalAssign`
-//!    (see its doc).
+//! 3. **Unequal subscriptions**: a port of Kafka's `GeneralAssignmentBuilder`
+//!    ([`crate::sticky_general`]), sticky to the claims of the highest generation and handing
+//!    partitions back to their previous-generation owners while that balances.
 //! 4. **Cooperative** ([`assign`] with `cooperative`): partitions that change owner are
 //!    withheld from the new owner (`CooperativeStickyAssignor.adjustAssignment`). In the equal
 //!    case these are the revoked claims and the multiply claimed partitions
@@ -31,9 +32,9 @@
 //!    that did not own it and owned by a member that lost it.
 
 use crate::common::{
-    by_member_id, java_cmp, java_hashmap_order, to_assignment, PartitionIndex, Subscriptions,
-    NO_MEMBER,
+    java_cmp, java_hashmap_order, to_assignment, PartitionIndex, Subscriptions, NO_MEMBER,
 };
+use crate::sticky_general;
 use crate::{GroupAssignment, GroupInput};
 use std::collections::VecDeque;
 
@@ -73,8 +74,16 @@ fn sticky_core(input: &GroupInput, ix: &PartitionIndex) -> (Vec<Vec<usize>>, Opt
         let (per_member, moving) = constrained(input, ix, &subs, &claims);
         (per_member, Some(moving))
     } else {
+        // `assignOwnedPartitions` sets `revocationRequired` when a member claims a partition
+        // of an existing topic it no longer subscribes to (its claim is valid otherwise).
+        let all_claims = resolve_claims_where(input, ix, |_| true);
+        let revocation_required = all_claims
+            .owned
+            .iter()
+            .enumerate()
+            .any(|(m, list)| list.iter().any(|&p| !subs.has(m, ix.topic_of(p))));
         let kept = keep_subscribed(ix, &subs, claims.owned);
-        (general(input, ix, &subs, kept), None)
+        (sticky_general::assign(input, ix, &subs, &kept, revocation_required), None)
     }
 }
 
@@ -85,6 +94,15 @@ pub(crate) fn resolve_claims(
     ix: &PartitionIndex,
     subs: &Subscriptions,
 ) -> Claims {
+    resolve_claims_where(input, ix, |t| subs.any[t as usize])
+}
+
+/// [`resolve_claims`] over the claims on topics `keep_topic` accepts.
+fn resolve_claims_where(
+    input: &GroupInput,
+    ix: &PartitionIndex,
+    keep_topic: impl Fn(u32) -> bool,
+) -> Claims {
     let total = ix.total();
     let mut best_gen = vec![i32::MIN; total];
     let mut owner = vec![NO_MEMBER; total];
@@ -92,7 +110,7 @@ pub(crate) fn resolve_claims(
     for (m, member) in input.members.iter().enumerate() {
         for &tp in &member.owned {
             let Some(p) = ix.index(tp) else { continue };
-            if !subs.any[tp.topic as usize] {
+            if !keep_topic(tp.topic) {
                 continue;
             }
             if member.generation > best_gen[p] {
@@ -256,87 +274,6 @@ impl Filler {
         if self.cursor > 0 {
             self.cursor -= 1;
             self.under_min.remove(self.cursor);
-        }
-    }
-}
-
-/// The general case (unequal subscriptions), shared with KIP-848 `uniform`: an approximation
-/// of Kafka's `generalAssign`/`GeneralUniformAssignmentBuilder`, not a port.
-///
-/// `kept` are the valid, subscribed claims (kept first: stickiness). Unassigned partitions,
-/// those with the fewest eligible members first (as Kafka sorts them), go to the eligible
-/// member with the fewest partitions (ties: member id order). Then, while some partition's
-/// owner has at least two more partitions than the least-loaded member eligible for it, the
-/// partition moves there (each move lowers the sum of squared counts, so this ends). The
-/// result is balanced as far as single moves allow; Kafka's tie-breaking differs.
-pub(crate) fn general(
-    input: &GroupInput,
-    ix: &PartitionIndex,
-    subs: &Subscriptions,
-    kept: Vec<Vec<usize>>,
-) -> Vec<Vec<usize>> {
-    let n = input.members.len();
-    let order = by_member_id(&input.members);
-    let eligible: Vec<Vec<usize>> =
-        (0..input.topics.len() as u32).map(|t| subs.members_of(t, &order)).collect();
-    let mut owner = vec![NO_MEMBER; ix.total()];
-    let mut counts = vec![0usize; n];
-    for (m, list) in kept.iter().enumerate() {
-        for &p in list {
-            owner[p] = m as u32;
-            counts[m] += 1;
-        }
-    }
-    let mut unassigned: Vec<usize> = (0..input.topics.len() as u32)
-        .filter(|&t| subs.any[t as usize])
-        .flat_map(|t| ix.range(t))
-        .filter(|&p| owner[p] == NO_MEMBER)
-        .collect();
-    unassigned.sort_by_key(|&p| (eligible[ix.topic_of(p) as usize].len(), p));
-    for p in unassigned {
-        let m = least_loaded(&eligible[ix.topic_of(p) as usize], &counts);
-        owner[p] = m as u32;
-        counts[m] += 1;
-    }
-    rebalance_moves(ix, &eligible, &mut owner, &mut counts);
-    let mut per_member = vec![Vec::new(); n];
-    for (p, &m) in owner.iter().enumerate() {
-        if m != NO_MEMBER {
-            per_member[m as usize].push(p);
-        }
-    }
-    per_member
-}
-
-/// The first member of `candidates` with the fewest partitions.
-fn least_loaded(candidates: &[usize], counts: &[usize]) -> usize {
-    *candidates.iter().min_by_key(|&&m| counts[m]).expect("a subscribed topic has a subscriber")
-}
-
-/// Moves partitions from overloaded owners while a move narrows the gap (see [`general`]).
-fn rebalance_moves(
-    ix: &PartitionIndex,
-    eligible: &[Vec<usize>],
-    owner: &mut [u32],
-    counts: &mut [usize],
-) {
-    loop {
-        let mut moved = false;
-        for p in 0..owner.len() {
-            if owner[p] == NO_MEMBER {
-                continue;
-            }
-            let from = owner[p] as usize;
-            let to = least_loaded(&eligible[ix.topic_of(p) as usize], counts);
-            if counts[from] > counts[to] + 1 {
-                owner[p] = to as u32;
-                counts[from] -= 1;
-                counts[to] += 1;
-                moved = true;
-            }
-        }
-        if !moved {
-            return;
         }
     }
 }

@@ -10,14 +10,14 @@
 //! are then dealt over a round-robin queue of those members (in Java `HashMap` order of their
 //! ids, as Kafka builds the queue from `potentiallyUnfilledMembers.keySet()`): a member below
 //! `min` takes one; a member at `min` takes one only while extras remain and then leaves the
-//! queue. Heterogeneous subscriptions use [`crate::sticky::general`], an approximation of
-//! `GeneralUniformAssignmentBuilder`.
+//! queue. Heterogeneous subscriptions run [`crate::uniform_heterogeneous`], a port of Kafka's
+//! `UniformHeterogeneousAssignmentBuilder`.
 
 use crate::common::{
     by_member_id_into, fill_assignment, java_hashmap_order_into, reset_lists, JavaHashmapScratch,
     PartitionIndex, Subscriptions,
 };
-use crate::sticky::general;
+use crate::uniform_heterogeneous;
 use crate::{GroupAssignment, GroupInput, Tp};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -44,7 +44,7 @@ pub(crate) fn assign_into(input: &GroupInput, scratch: &mut Scratch, out: &mut G
         homogeneous(input, &ix, &subs, scratch, out);
     } else {
         let current = scratch.current_lists(input.members.len());
-        fill_assignment(&ix, general(input, &ix, &subs, current), out);
+        fill_assignment(&ix, uniform_heterogeneous::assign(input, &ix, &subs, &current), out);
     }
     scratch.subs = subs;
 }
@@ -320,7 +320,7 @@ mod tests {
             by_member_id, java_hashmap_order, server_current, to_assignment, PartitionIndex,
             Subscriptions,
         };
-        use crate::sticky::general;
+        use crate::uniform_heterogeneous;
         use crate::{GroupAssignment, GroupInput};
         use std::collections::VecDeque;
 
@@ -334,7 +334,7 @@ mod tests {
             } else if subs.all_equal() {
                 homogeneous(input, &ix, &subs, &order, &current)
             } else {
-                general(input, &ix, &subs, current)
+                uniform_heterogeneous::assign(input, &ix, &subs, &current)
             };
             to_assignment(&ix, per_member)
         }

@@ -32,6 +32,9 @@ pub fn run(args: Args) -> Outcome {
             return Outcome::BadInput;
         }
     };
+    for skipped in &request.skipped {
+        eprintln!("warning: {label}: {skipped}");
+    }
     let mut rng = RngStreams::new(request.seed).stream("assignor");
     let assignment = assignors::assign(request.assignor, &request.input, &mut rng);
     println!("{}", render_assignment(&request.input, &assignment));
