@@ -196,18 +196,13 @@ def allowed_intervals(rec: Record) -> dict[TP, list[Interval]]:
     return {tp: union(ivs) for tp, ivs in out.items()}
 
 
-def stop_the_world_s(waiting: dict[TP, list[Interval]], down: dict[TP, list[Interval]]) -> float:
-    """Time during which some partition has waiting records and every such partition is down."""
-    points = sorted({x for ivs in list(waiting.values()) + list(down.values()) for iv in ivs for x in iv})
-    ws = {tp: [a for a, _ in ivs] for tp, ivs in waiting.items()}
-    ds = {tp: [a for a, _ in ivs] for tp, ivs in down.items()}
-    total = 0.0
-    for lo, hi in itertools.pairwise(points):
-        mid = (lo + hi) / 2
-        w = [tp for tp in waiting if covers(waiting[tp], ws[tp], mid)]
-        if w and all(covers(down[tp], ds[tp], mid) for tp in w):
-            total += hi - lo
-    return total
+def stop_the_world_s(down: dict[TP, list[Interval]], allowed: dict[TP, list[Interval]]) -> float:
+    """Time during which some partition is down and no partition may be consumed: the measure
+    of (U down) minus (U allowed), the simulator's collector (crates/metrics/src/time_sweep.rs
+    stop_the_world; DESIGN section 5)."""
+    any_down = union([iv for ivs in down.values() for iv in ivs])
+    any_allowed = union([iv for ivs in allowed.values() for iv in ivs])
+    return total_s(subtract(any_down, any_allowed))
 
 
 @dataclass
@@ -357,4 +352,4 @@ def compute(rec: Record) -> RunMetrics:
     ]
     episodes = [(b - a) * 1000.0 for tp in rec.partitions for a, b in down[tp]]
     rbs, moved = rebalances(rec)
-    return RunMetrics(parts, episodes, stop_the_world_s(waiting, down), rbs, moved, e2e_latencies_ms(rec), rec.lines)
+    return RunMetrics(parts, episodes, stop_the_world_s(down, allowed), rbs, moved, e2e_latencies_ms(rec), rec.lines)
