@@ -13,7 +13,9 @@ Raw records stay in scripts/real/.runs/matrix/ (not committed). A cell with a su
 skipped, so the same command resumes. Order: the cells that decide eager vs cooperative first
 (eager:range and cooperative:cooperative-sticky, Java then librdkafka, every scenario), then
 +static and KIP-848, then the next repetition. --commit-every commits results/real/<version>
-(only that path) on the current branch. Standard library only; every run has a timeout.
+(only that path) on the current branch. While scripts/real/.runs/matrix.pause exists no new
+cell starts (up to 2 h), so another real run can have the machine to itself. Standard library
+only; every run has a timeout.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ DECIDING = ["eager:range", "cooperative:cooperative-sticky"]
 OTHERS = ["eager:range+static", "consumer:uniform"]
 CLIENTS = ["java", "librdkafka"]
 SIM_DEFAULT = "/work/bin/rebalance-sim-aaba41d"
+PAUSE_FILE = HERE / ".runs/matrix.pause"  # while it exists, no new cell starts (CI timing, other runs)
+PAUSE_MAX_S = 7200
 RUN_MARGIN_S = 240  # broker start/stop, JVMs, summary on top of the scenario's duration
 HOST_NOTE = (
     "one host, wall clock; the machine (2 cores) was shared with compiling helpers during the "
@@ -168,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if (out / "summary.csv").exists():
             continue
+        waited = 0
+        while PAUSE_FILE.exists() and waited < PAUSE_MAX_S:
+            time.sleep(5)
+            waited += 5
         file = scenario_file(base, client, scenario)
         simulate(args.sim, file, protocol, cell / "sim")
         raw = HERE / ".runs/matrix" / client / scenario / proto_dir(protocol) / f"rep{rep}"
