@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     base = ROOT / "results/real" / kafka_version()
     todo = cells(args.reps, args.only)
     last_commit = time.time()
-    for i, (rep, client, scenario, protocol) in enumerate(todo, 1):
+    passes = 1 if args.list else 2  # the second pass retries the cells that failed in the first
+    for i, (rep, client, scenario, protocol) in [(i, c) for _ in range(passes) for i, c in enumerate(todo, 1)]:
         cell = base / client / scenario / proto_dir(protocol)
         out = cell / f"rep{rep}"
         if args.list:

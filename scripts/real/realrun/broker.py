@@ -165,9 +165,12 @@ class LocalBroker:
         props = server_properties(self.dir, port, cport, self.broker_config)
         conf = self.dir / "server.properties"
         conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        # Kafka's Uuid text (url-safe base64, no padding); it may begin with "-", hence --cluster-id=.
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         with open(self.dir / "broker.log", "ab") as log:
-            fmt = self._java(cp, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(conf), log=log)
+            fmt = self._java(
+                cp, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(conf), log=log
+            )
             if fmt.wait(timeout=120) != 0:
                 raise BrokerError(f"formatting the storage failed (exit {fmt.returncode}):\n{self.log_tail()}")
             self.proc = self._java(cp, "kafka.Kafka", str(conf), log=log)

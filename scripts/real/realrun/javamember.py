@@ -77,6 +77,12 @@ def classpath() -> str:
     return f"{JAR}:{deps}"
 
 
+# The commit path logged in the member's stderr (ConsumerCoordinator at debug: "Sending
+# asynchronous auto-commit of offsets", "Committed offset N for partition P"), for the evidence.
+COMMIT_LOG = "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.consumer.internals.ConsumerCoordinator=debug"
+
+
 def command(cp: str) -> list[str]:
     """The JVM command of one member; its JSON argument is appended by the runner."""
-    return ["java", "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *LOG_OPTS, "-cp", cp, "realrun.Member"]
+    jvm = ["java", "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+    return [*jvm, *LOG_OPTS, COMMIT_LOG, "-cp", cp, "realrun.Member"]
