@@ -84,9 +84,14 @@ class CoordinatorLogTest(unittest.TestCase):
             log.write_text("\n".join(lines) + "\n")
             t0 = 1796120700.0  # 2026-12-01T10:25:00Z
             moments = coordinator_moments(log, "g1", t0)
-        self.assertEqual([m["t_s"] for m in moments], [2.644, 17.723, 20.5])
-        self.assertEqual(moments[2]["why"], "consumer epoch: 5")
-        self.assertIn("heartbeat expiration", str(moments[1]["why"]))
+        starts = [m for m in moments if m["k"] == "rebalance"]
+        self.assertEqual([m["t_s"] for m in starts], [2.644, 17.723, 20.5])
+        self.assertEqual(starts[2]["why"], "consumer epoch: 5")
+        # Each of the group's coordinator lines is kept as a log entry (group id shortened to G).
+        logs = [m for m in moments if m["k"] == "log"]
+        self.assertEqual(len(logs), 3)
+        self.assertTrue(str(logs[0]["msg"]).startswith("Preparing to rebalance group G in state"))
+        self.assertIn("heartbeat expiration", str(starts[1]["why"]))
 
 
 class StopTheWorldTest(unittest.TestCase):

@@ -4,8 +4,8 @@
 // processing_s, batch, config, topics), same JSON-lines record (recorder.py: start, assign,
 // revoke, lost, p, gap, leave, closed, err), same controls (SIGTERM = close(): commit + leave;
 // a line `stall SECONDS` on stdin = the current batch takes that much longer; SIGKILL and
-// SIGSTOP/SIGCONT need no cooperation). The consumer is created at start_at_s (the JVM starts
-// earlier and waits). Processing a record takes processing_s, held to a few microseconds by
+// SIGSTOP/SIGCONT need no cooperation). The consumer subscribes at start_at_s (the JVM starts
+// earlier and waits; a classic consumer is created 1.5 s before, a KIP-848 one at the moment). Processing a record takes processing_s, held to a few microseconds by
 // parking until ~0.2 ms before the end and spinning the rest (Thread.sleep has 1 ms steps).
 // Commits are the client's own: with enable.auto.commit it commits in poll() every
 // auto.commit.interval.ms, before an eager revocation and in close() (ConsumerCoordinator).
@@ -43,6 +43,7 @@ public final class Member {
   static final double GAP_RECORD_S = 1.0; // poll gaps longer than this are recorded
   static final Duration POLL_TIMEOUT = Duration.ofMillis(50);
   static final long SPIN_NS = 200_000; // the last 0.2 ms of a wait is spun, not parked
+  static final double CLASSIC_EARLY_S = 1.5; // a classic consumer is created this long before its moment
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -94,8 +95,20 @@ public final class Member {
     props.put("key.deserializer", ByteArrayDeserializer.class.getName());
     props.put("value.deserializer", StringDeserializer.class.getName());
     warmUp(props, args.get("topics").get(0).asText());
-    clock.waitUntil(args.get("start_at_s").asDouble());
+    double startAt = args.get("start_at_s").asDouble();
+    if (!"consumer".equals(props.getProperty("group.protocol"))) {
+      // Classic: created CLASSIC_EARLY_S before the moment (its construction took ~0.5 s on the
+      // loaded host even after the warm-up). Faithful: the classic auto-commit timer restarts
+      // when a join completes (ConsumerCoordinator.onJoinComplete: "Reschedule the auto commit
+      // starting from now", nextAutoCommitTimer.updateAndReset), so its creation time cannot
+      // shift a commit; nothing is assigned before the first join.
+      clock.waitUntil(startAt - CLASSIC_EARLY_S);
+    } else {
+      // KIP-848: created at the moment, its auto-commit timer runs from its creation.
+      clock.waitUntil(startAt);
+    }
     consumer = new KafkaConsumer<>(props);
+    clock.waitUntil(startAt);
     List<String> topics = new ArrayList<>();
     args.get("topics").forEach(t -> topics.add(t.asText()));
     consumer.subscribe(topics, new Listener());
