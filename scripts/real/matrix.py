@@ -4,6 +4,7 @@ Kafka (`run.sh run ... --kafka`), beside the simulator's run of the same file.
 
     scripts/real/matrix.py [--reps N] [--sim BINARY] [--commit-every MINUTES] [--only SCENARIO]...
     scripts/real/matrix.py --list        (the cells in run order, done or not)
+    scripts/real/matrix.py --resummarize (recompute every recorded cell's CSVs from its raw record)
 
 Cells go to results/real/<kafka version>/<client>/<scenario>/<protocol>/rep<N>/ (summary.csv,
 partitions.csv, rebalances.csv, host.txt); the scenario as run (the file with `client` set,
@@ -183,6 +184,24 @@ def measure_valid(scenario: Path, protocol: str, out: Path, raw: Path, timeout_s
     return ok
 
 
+def resummarize(base: Path, todo: list[tuple[int, str, str, str]]) -> int:
+    """Recompute the CSVs of every recorded cell from its raw record (after a metrics fix)."""
+    done = 0
+    for rep, client, scenario, protocol in todo:
+        out = base / client / scenario / proto_dir(protocol) / f"rep{rep}"
+        raw = HERE / ".runs/matrix" / client / scenario / proto_dir(protocol) / f"rep{rep}"
+        if not (out / "summary.csv").exists() or not raw.exists():
+            continue
+        cmd = [str(HERE / "run.sh"), "summarize", str(base / client / scenario / "scenario.toml"), str(raw)]
+        cmd += ["--protocol", protocol, "--out", str(out)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        done += r.returncode == 0
+        if r.returncode != 0:
+            print(f"!! {out}: {r.stderr.strip()[:300]}", flush=True)
+    print(f"resummarized {done} cells")
+    return 0
+
+
 def commit(base: Path) -> None:
     """Commit the matrix folder only (nothing else staged is touched)."""
     rel = base.relative_to(ROOT)
@@ -199,9 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commit-every", type=float, default=0.0, metavar="MINUTES")
     p.add_argument("--only", action="append", default=[], choices=sorted(SCENARIOS))
     p.add_argument("--list", action="store_true")
+    p.add_argument("--resummarize", action="store_true")
     args = p.parse_args(argv)
     base = ROOT / "results/real" / kafka_version()
     todo = cells(args.reps, args.only)
+    if args.resummarize:
+        return resummarize(base, todo)
     last_commit = time.time()
     passes = 1 if args.list else 2  # the second pass retries the cells that failed in the first
     for i, (rep, client, scenario, protocol) in [(i, c) for _ in range(passes) for i, c in enumerate(todo, 1)]:

@@ -175,6 +175,8 @@ def _apply(inc: _Incarnation, item: Item) -> None:
         inc.paused = kind == "pause"
     elif kind in ("cutoff", "uncut"):
         inc.cut = kind == "cutoff"
+        if kind == "uncut":
+            inc.assigned_once = False  # it left the group: it is back only with a new assignment
 
 
 def allowed_intervals(rec: Record) -> dict[TP, list[Interval]]:
@@ -235,7 +237,7 @@ def _trigger(rec: Record, after_s: float, open_s: float) -> tuple[str, float]:
     if not seen:
         return "rejoin", open_s
     t, name = seen[0]
-    if name in ("join", "leave", "max-poll-leave"):
+    if name in ("join", "leave", "max-poll-leave"):  # client-side moments (a rejoin's poll too)
         return name, min(t, open_s)
     joins = [j for j in rec.join_requests_s if t <= j <= open_s]
     return name, (joins[0] if joins else open_s)
@@ -283,7 +285,9 @@ def rebalances(rec: Record) -> tuple[list[Rebalance], int]:
     for item in _timeline(rec):
         _apply(incs.setdefault((item.member, item.incarnation), _Incarnation()), item)
         if isinstance(item, Callback):
-            if cur is None and item.parts:
+            # A `lost` callback is a member learning that the group already went on without it
+            # (a max.poll leave, an expiry while paused): it opens no rebalance of its own.
+            if cur is None and item.parts and item.kind != "lost":
                 cur = _Open(*_trigger(rec, prev_end, item.t_s))
             if item.kind == "assign":
                 moved_total += _count_moves(item, last_owner, cur)

@@ -147,7 +147,15 @@ def _load_events(rec: Record, path: Path) -> dict[tuple[str, int], float]:
     return starts
 
 
-TRIGGERS = {"start": "join", "leave": "leave", "crash": "session-expiry", "cutoff": "max-poll-leave"}
+# A member cut off by max.poll.interval.ms rejoins at its next poll ("uncut"): a join, as the
+# simulator names it.
+TRIGGERS = {
+    "start": "join",
+    "leave": "leave",
+    "crash": "session-expiry",
+    "cutoff": "max-poll-leave",
+    "uncut": "join",
+}
 
 
 def load_record(run_dir: Path, duration_s: float, partitions: list[TP], max_poll_interval_s: float) -> Record:

@@ -116,6 +116,33 @@ class StopTheWorldTest(unittest.TestCase):
         self.assertAlmostEqual(compute(rec).stop_the_world_s, 2.0, places=9)
 
 
+class MaxPollRejoinTest(unittest.TestCase):
+    def test_lost_opens_nothing_and_the_rejoin_is_a_join(self) -> None:
+        # As recorded on the real broker (stall-maxpoll, eager): c0 and c1 own p0 / p1 from 1;
+        # c1 stalls from 2; max.poll.interval 5 s cuts it off at 7 (LeaveGroup), c0 takes p1 at
+        # 7.5; c1 polls again at 10: lost [p1] at 10.02, then the group rebalances for its
+        # rejoin: c0 revokes both at 10.9, assigns p0 to c0 and p1 to c1 at 11.0.
+        rec = Record(12.0, [P0, P1], 5.0)
+        rec.marks = [Mark(0.0, "c0", 0, "start"), Mark(0.0, "c1", 0, "start")]
+        rec.marks += [Mark(7.0, "c1", 0, "cutoff"), Mark(10.0, "c1", 0, "uncut")]
+        rec.triggers = [(0.0, "join"), (7.0, "max-poll-leave"), (10.0, "join")]
+        rec.callbacks = [
+            Callback(1.0, "c0", 0, "assign", (P0,)),
+            Callback(1.0, "c1", 0, "assign", (P1,)),
+            Callback(7.4, "c0", 0, "revoke", (P0,)),
+            Callback(7.5, "c0", 0, "assign", (P0, P1)),
+            Callback(10.02, "c1", 0, "lost", (P1,)),
+            Callback(10.9, "c0", 0, "revoke", (P0, P1)),
+            Callback(11.0, "c0", 0, "assign", (P0,)),
+            Callback(11.0, "c1", 0, "assign", (P1,)),
+        ]
+        rbs = compute(rec).rebalances
+        # Formation (0 -> 1), the max-poll leave (7 -> 7.5), c1's rejoin (10 -> 11): three, the
+        # last a join from c1's poll at 10 (not a zero-length one at the lost callback).
+        self.assertEqual([(r.trigger, r.start_s, r.end_s) for r in rbs],
+                         [("join", 0.0, 1.0), ("max-poll-leave", 7.0, 7.5), ("join", 10.0, 11.0)])
+
+
 class MatrixTest(unittest.TestCase):
     def test_java_file_uses_java_names(self) -> None:
         text = matrix.derived_text(HERE.parent.parent / "sims/real/crash.toml", "java")
