@@ -177,11 +177,10 @@ def measure_valid(scenario: Path, protocol: str, out: Path, raw: Path, timeout_s
             f.write(f"latest member subscribe after its moment: {late:.3f} s (attempt {attempt})\n")
         if not ok or late <= LATE_START_MAX_S:
             return ok
-        if attempt < ATTEMPTS:
-            shutil.rmtree(out.parent / f"late-{out.name}-{attempt}", ignore_errors=True)
-            out.rename(out.parent / f"late-{out.name}-{attempt}")
-            print(f"   a member subscribed {late:.1f} s late: redone", flush=True)
-    return ok
+        shutil.rmtree(out.parent / f"late-{out.name}-{attempt}", ignore_errors=True)
+        out.rename(out.parent / f"late-{out.name}-{attempt}")
+        print(f"   a member subscribed {late:.1f} s late: {'redone' if attempt < ATTEMPTS else 'left out'}", flush=True)
+    return False
 
 
 def resummarize(base: Path, todo: list[tuple[int, str, str, str]]) -> int:

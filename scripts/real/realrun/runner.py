@@ -109,6 +109,8 @@ class Run:
         """Start a member process (its next incarnation) that subscribes at start_at_s."""
         inc = self.incarnations.get(name, -1) + 1
         self.incarnations[name] = inc
+        if name in self.members:
+            self.others.append(self.members[name].popen)  # the previous incarnation: still reaped
         arg = {
             "name": name,
             "record": str(self.out_dir / f"member-{name}-{inc}.jsonl"),
@@ -175,14 +177,19 @@ def lead_s(sc: Scenario) -> float:
 def actions(sc: Scenario) -> list[tuple[float, int, str, str, float]]:
     """The timeline of (time, order, action, member, seconds), sorted; order keeps file order.
 
-    A join or restart at time t becomes a process start at t - lead_s(sc) with seconds = t
+    A join or restart at time t becomes a process start at t - lead_s(sc) (not before the
+    same name's previous leave or crash, so the leave still reaches the old process) with
+    seconds = t
     (the moment it subscribes); a pause adds its resume.
     """
     out = []
     lead = lead_s(sc)
+    gone_at: dict[str, float] = {}  # a name's latest leave/crash: its next process starts after it
     for i, ev in enumerate(sc.events):
+        if ev.kind in ("leave", "crash"):
+            gone_at[ev.member] = ev.at_s
         if ev.kind == "join":
-            out.append((ev.at_s - lead, i, "join", ev.member, ev.at_s))
+            out.append((max(gone_at.get(ev.member, -lead), ev.at_s - lead), i, "join", ev.member, ev.at_s))
         else:
             out.append((ev.at_s, i, ev.kind, ev.member, ev.duration_s))
         if ev.kind == "pause":

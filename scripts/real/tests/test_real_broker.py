@@ -14,6 +14,7 @@ from realrun.broker import server_properties
 from realrun.coordinator import coordinator_moments
 from realrun.metrics import compute, stop_the_world_s
 from realrun.recorder import Callback, Delivery, Mark, Record
+from realrun.runner import actions
 from realrun.scenario import ProtocolSpec, load
 
 HERE = Path(__file__).resolve().parent.parent
@@ -141,6 +142,19 @@ class MaxPollRejoinTest(unittest.TestCase):
         # last a join from c1's poll at 10 (not a zero-length one at the lost callback).
         self.assertEqual([(r.trigger, r.start_s, r.end_s) for r in rbs],
                          [("join", 0.0, 1.0), ("max-poll-leave", 7.0, 7.5), ("join", 10.0, 11.0)])
+
+
+class TimelineTest(unittest.TestCase):
+    def test_rejoin_after_leave_starts_after_the_leave(self) -> None:
+        # rolling-restart: c0 leaves at 10 s and joins again at 14 s. With the Java lead (10 s)
+        # the new process would start at 4 s, while c0's first process still runs, and the leave
+        # at 10 s would reach the new one; it starts at the leave instead.
+        sc = load(HERE / "scenarios/rolling-restart.toml")
+        acts = [a for a in actions(sc) if a[3] == "c0"]
+        self.assertEqual(acts[:2], [(10.0, 0, "leave", "c0", 0.0), (10.0, 1, "join", "c0", 14.0)])
+        # A first join has the whole lead (scale-out: c3 subscribes at 12 s, started at 2 s).
+        sc = load(HERE / "scenarios/scale-out.toml")
+        self.assertEqual([a for a in actions(sc) if a[3] == "c3"], [(2.0, 0, "join", "c3", 12.0)])
 
 
 class MatrixTest(unittest.TestCase):
