@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -135,11 +136,18 @@ def measure(scenario: Path, protocol: str, out: Path, raw: Path, timeout_s: floa
     cmd = [str(HERE / "run.sh"), "run", str(scenario), "--kafka", "--protocol", protocol]
     cmd += ["--out", str(out), "--raw", str(raw)]
     began = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, start_new_session=True)
-        rc, log = done.returncode, done.stdout + done.stderr
-    except subprocess.TimeoutExpired as err:
-        rc, log = 124, f"timeout after {timeout_s:g} s\n{err.stdout or ''}"
+        log, _ = proc.communicate(timeout=timeout_s)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        rc, log = 124, f"timeout after {timeout_s:g} s\n"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever the run left in its session
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
     took = time.time() - began
     (out / "host.txt").write_text(
         f"started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(began))}, took {took:.0f} s, exit {rc}\n"
