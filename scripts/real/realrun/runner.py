@@ -65,6 +65,7 @@ class Proc:
 
     popen: subprocess.Popen[bytes]
     incarnation: int
+    start_at_s: float
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Run:
     out_dir: Path
     group: str
     t0: float = 0.0
-    members: dict[str, Proc] = field(default_factory=dict)
+    members: dict[str, list[Proc]] = field(default_factory=dict)  # every incarnation, in order
     incarnations: dict[str, int] = field(default_factory=dict)
     others: list[subprocess.Popen[bytes]] = field(default_factory=list)
     log: Writer | None = None
@@ -99,18 +100,18 @@ class Run:
                 cwd=PKG_ROOT,
             )
 
-    def event(self, kind: str, member: str = "", **extra: Any) -> None:
-        """Append one orchestrator event to events.jsonl."""
+    def event(self, kind: str, member: str = "", inc: int | None = None, **extra: Any) -> None:
+        """Append one orchestrator event to events.jsonl (for the member's current incarnation
+        unless `inc` is given)."""
         assert self.log is not None
-        inc = self.incarnations.get(member, 0)
+        if inc is None:
+            inc = self.current(member).incarnation if member in self.members else 0
         self.log.write({"k": kind, "t_s": self.log.now(), "m": member, "inc": inc, **extra})
 
     def start_member(self, name: str, start_at_s: float) -> None:
         """Start a member process (its next incarnation) that subscribes at start_at_s."""
         inc = self.incarnations.get(name, -1) + 1
         self.incarnations[name] = inc
-        if name in self.members:
-            self.others.append(self.members[name].popen)  # the previous incarnation: still reaped
         arg = {
             "name": name,
             "record": str(self.out_dir / f"member-{name}-{inc}.jsonl"),
@@ -121,8 +122,9 @@ class Run:
             "config": self._config(name),
             "topics": [t.name for t in self.sc.topics],
         }
-        self.members[name] = Proc(self._spawn("realrun.member", arg, f"member-{name}-{inc}"), inc)
-        self.event("spawn", name, start_at_s=start_at_s)
+        proc = Proc(self._spawn("realrun.member", arg, f"member-{name}-{inc}"), inc, start_at_s)
+        self.members.setdefault(name, []).append(proc)
+        self.event("spawn", name, inc=inc, start_at_s=start_at_s)
 
     def _config(self, name: str) -> dict[str, Any]:
         if self.sc.client == "java":
@@ -142,22 +144,30 @@ class Run:
         }
         self.others.append(self._spawn("realrun.producer", arg, "producer"))
 
+    def current(self, name: str) -> Proc:
+        """The incarnation an event at this moment is for: the latest one whose moment has come
+        (a restarted member's next process may already be waiting for its moment)."""
+        assert self.log is not None
+        now = self.log.now()
+        started = [p for p in self.members[name] if p.start_at_s <= now]
+        return started[-1] if started else self.members[name][0]
+
     def signal(self, name: str, sig: int) -> None:
         """Send a signal to a member's current process."""
-        proc = self.members[name].popen
+        proc = self.current(name).popen
         if proc.poll() is None:
             proc.send_signal(sig)
 
     def stall(self, name: str, duration_s: float) -> None:
         """Ask a member to stall its current batch."""
-        stdin = self.members[name].popen.stdin
+        stdin = self.current(name).popen.stdin
         assert stdin is not None
         stdin.write(f"stall {duration_s}\n".encode())
         stdin.flush()
 
     def kill_all(self) -> None:
         """SIGCONT + SIGKILL every child still running, then reap them."""
-        procs = [p.popen for p in self.members.values()] + self.others
+        procs = [p.popen for incs in self.members.values() for p in incs] + self.others
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
@@ -177,26 +187,23 @@ def lead_s(sc: Scenario) -> float:
 def actions(sc: Scenario) -> list[tuple[float, int, str, str, float]]:
     """The timeline of (time, order, action, member, seconds), sorted; order keeps file order.
 
-    A join or restart at time t becomes a process start at t - lead_s(sc) (not before the
-    same name's previous leave or crash, so the leave still reaches the old process) with
-    seconds = t
+    A join or restart at time t becomes a process start at t - lead_s(sc) with seconds = t
+    (it may start while the same name's previous process still runs: events go to the
+    incarnation whose moment has come, Run.current)
     (the moment it subscribes); a pause adds its resume.
     """
     out = []
     lead = lead_s(sc)
-    gone_at: dict[str, float] = {}  # a name's latest leave/crash: its next process starts after it
     for i, ev in enumerate(sc.events):
-        if ev.kind in ("leave", "crash"):
-            gone_at[ev.member] = ev.at_s
         if ev.kind == "join":
-            out.append((max(gone_at.get(ev.member, -lead), ev.at_s - lead), i, "join", ev.member, ev.at_s))
+            out.append((ev.at_s - lead, i, "join", ev.member, ev.at_s))
         else:
             out.append((ev.at_s, i, ev.kind, ev.member, ev.duration_s))
         if ev.kind == "pause":
             out.append((ev.at_s + ev.duration_s, i, "resume", ev.member, 0.0))
         if ev.kind == "crash" and ev.restart_after_s is not None:
             at = ev.at_s + ev.restart_after_s
-            out.append((max(ev.at_s, at - lead), i, "restart", ev.member, at))
+            out.append((at - lead, i, "restart", ev.member, at))
     return sorted(a for a in out if a[0] <= sc.duration_s)
 
 

@@ -14,7 +14,7 @@ from realrun.broker import server_properties
 from realrun.coordinator import coordinator_moments
 from realrun.metrics import compute, stop_the_world_s
 from realrun.recorder import Callback, Delivery, Mark, Record
-from realrun.runner import actions
+from realrun.runner import Proc, Run, actions
 from realrun.scenario import ProtocolSpec, load
 
 HERE = Path(__file__).resolve().parent.parent
@@ -145,16 +145,47 @@ class MaxPollRejoinTest(unittest.TestCase):
 
 
 class TimelineTest(unittest.TestCase):
-    def test_rejoin_after_leave_starts_after_the_leave(self) -> None:
-        # rolling-restart: c0 leaves at 10 s and joins again at 14 s. With the Java lead (10 s)
-        # the new process would start at 4 s, while c0's first process still runs, and the leave
-        # at 10 s would reach the new one; it starts at the leave instead.
+    def test_rejoin_after_leave_has_the_whole_lead(self) -> None:
+        # rolling-restart: c0 leaves at 10 s and joins again at 14 s; with the Java lead (10 s)
+        # its new process starts at 4 s, beside the first one (events at 10 s go to the first:
+        # Run.current picks the incarnation whose moment has come).
         sc = load(HERE / "scenarios/rolling-restart.toml")
         acts = [a for a in actions(sc) if a[3] == "c0"]
-        self.assertEqual(acts[:2], [(10.0, 0, "leave", "c0", 0.0), (10.0, 1, "join", "c0", 14.0)])
-        # A first join has the whole lead (scale-out: c3 subscribes at 12 s, started at 2 s).
-        sc = load(HERE / "scenarios/scale-out.toml")
-        self.assertEqual([a for a in actions(sc) if a[3] == "c3"], [(2.0, 0, "join", "c3", 12.0)])
+        self.assertEqual(acts[:2], [(4.0, 1, "join", "c0", 14.0), (10.0, 0, "leave", "c0", 0.0)])
+
+    def test_events_go_to_the_incarnation_whose_moment_has_come(self) -> None:
+        sc = load(HERE / "scenarios/rolling-restart.toml")
+        run = Run(sc, sc.protocols[0], "b:1", Path("/nonexistent"), "g")
+        run.log = _Clock(12.0)  # type: ignore[assignment]
+        first, second = object(), object()
+        run.members["c0"] = [Proc(first, 0, 0.0), Proc(second, 1, 14.0)]  # type: ignore[arg-type]
+        self.assertIs(run.current("c0").popen, first)  # at 12 s: the first process
+        run.log = _Clock(14.5)  # type: ignore[assignment]
+        self.assertIs(run.current("c0").popen, second)  # at 14.5 s: the restarted one
+
+    def test_crash_is_logged_for_the_old_incarnation(self) -> None:
+        # static-restart: c1's next process is spawned at 5 s (restart at 15 s); the crash at
+        # 12 s belongs to incarnation 0, the spawn to incarnation 1.
+        with tempfile.TemporaryDirectory() as d:
+            sc = load(HERE / "scenarios/static-restart.toml")
+            run = Run(sc, sc.protocols[0], "b:1", Path(d), "g")
+            run.log = _Clock(12.0)  # type: ignore[assignment]
+            lines: list[dict[str, object]] = []
+            run.log.write = lines.append  # type: ignore[attr-defined]
+            run.members["c1"] = [Proc(object(), 0, 0.0), Proc(object(), 1, 15.0)]  # type: ignore[arg-type]
+            run.event("crash", "c1")
+            run.event("spawn", "c1", inc=1, start_at_s=15.0)
+        self.assertEqual([(o["k"], o["inc"]) for o in lines], [("crash", 0), ("spawn", 1)])
+
+
+class _Clock:
+    """A stand-in for the run's Writer: only now()."""
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def now(self) -> float:
+        return self.t
 
 
 class MatrixTest(unittest.TestCase):
