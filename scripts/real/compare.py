@@ -3,13 +3,18 @@
 
     compare.py SIM_DIR REAL_DIR [--csv OUT] [--markdown]
     compare.py --real-only REAL_DIR... [--markdown]
+    compare.py --matrix MATRIX_DIR [--csv OUT] [--markdown]
 
 SIM_DIR holds the simulator's summary.csv (or is that file). REAL_DIR holds a summary.csv or
 repetitions rep1/, rep2/, ... each with one. Rows are matched by (protocol, assignor,
 static_membership); for each metric the table shows the simulated value (the median if
 SIM_DIR has several rows for a protocol, e.g. seeds), the measured min/median/max over the
 repetitions, and median - simulated (absolute and relative). With --real-only only the
-spread of the measured runs is shown (one table per REAL_DIR). Exit 2 on bad input.
+spread of the measured runs is shown (one table per REAL_DIR). With --matrix (the folder
+scripts/real/matrix.py writes: <client>/<scenario>/<protocol>/{sim,rep1,rep2,...}) every cell's
+headline metrics (HEADLINE) show sim, min, median, max, n and whether the sim lies inside
+[min, max] of the measured repetitions, then the count of inside cells per client and protocol.
+Exit 2 on bad input.
 Standard library only, so it runs without the virtual environment.
 """
 
@@ -43,6 +48,16 @@ METRICS = [
     "e2e_latency_ms_max",
 ]
 Key = tuple[str, str, str]
+HEADLINE = [
+    "records_reprocessed",
+    "records_lost",
+    "downtime_partition_s",
+    "stop_the_world_s",
+    "rebalances",
+    "partitions_moved",
+    "rebalance_ms_p50",
+    "rebalance_ms_max",
+]
 
 
 class InputError(Exception):
@@ -187,15 +202,124 @@ def spread_table(real: dict[Key, dict[str, list[float]]], markdown: bool) -> str
     return render([f"metric (median (min-max), n={n})"] + [label(k) for k in keys], rows, markdown)
 
 
+@dataclass
+class MatrixRow:
+    """One cell (client, scenario, protocol) and headline metric of the real-broker matrix."""
+
+    client: str
+    scenario: str
+    protocol: str
+    metric: str
+    sim: float | None
+    real_min: float
+    real_median: float
+    real_max: float
+    n: int
+
+    def inside(self) -> bool | None:
+        """Whether the simulated value lies in [min, max] of the measured ones (None: no sim)."""
+        return None if self.sim is None else self.real_min <= self.sim <= self.real_max
+
+    def cells(self) -> list[object]:
+        """CSV cells: the fields, then inside."""
+        inside = self.inside()
+        return ["" if v is None else v for v in astuple(self)] + ["" if inside is None else str(inside).lower()]
+
+
+MATRIX_HEAD = ["client", "scenario", "protocol", "metric", "sim", "real_min", "real_median", "real_max", "n", "inside"]
+
+
+def matrix_rows(base: Path) -> list[MatrixRow]:
+    """Every measured cell under base (client/scenario/protocol/rep*/summary.csv) with its sim."""
+    rows: list[MatrixRow] = []
+    for cell in sorted({p.parent.parent for p in base.glob("*/*/*/rep*/summary.csv")}):
+        client, scenario = cell.parts[-3], cell.parts[-2]
+        real = values_by_key(summaries(cell))
+        sim_file = cell / "sim" / "summary.csv"
+        sim = values_by_key([sim_file]) if sim_file.exists() else {}
+        for key in sorted(real, key=key_order):
+            for m in HEADLINE:
+                v = real[key][m]
+                s = statistics.median(sim[key][m]) if key in sim else None
+                rows.append(
+                    MatrixRow(client, scenario, label(key), m, s, min(v), statistics.median(v), max(v), len(v))
+                )
+    return rows
+
+
+def inside_counts(rows: list[MatrixRow]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(inside, compared) per (client, protocol), over cells x headline metrics with a sim."""
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in rows:
+        inside = r.inside()
+        if inside is None:
+            continue
+        a, b = out.get((r.client, r.protocol), (0, 0))
+        out[(r.client, r.protocol)] = (a + int(inside), b + 1)
+    return out
+
+
+def matrix_report(rows: list[MatrixRow], markdown: bool) -> str:
+    """Per client and scenario a table (metric rows, protocol columns: `sim | min-median-max (n)
+    | in/OUT`), then the inside counts."""
+    parts = []
+    for client, scenario in sorted({(r.client, r.scenario) for r in rows}):
+        sel = [r for r in rows if (r.client, r.scenario) == (client, scenario)]
+        protocols = list(dict.fromkeys(r.protocol for r in sel))
+        table = []
+        for m in HEADLINE:
+            line = [m]
+            for p in protocols:
+                r = next((r for r in sel if r.protocol == p and r.metric == m), None)
+                if r is None:
+                    line.append("")
+                    continue
+                flag = {None: "no sim", True: "in", False: "OUT"}[r.inside()]
+                line.append(
+                    f"{num(r.sim)} / {num(r.real_min)}-{num(r.real_median)}-{num(r.real_max)} (n={r.n}) {flag}"
+                )
+            table.append(line)
+        head = [f"{client} {scenario}: sim / min-median-max"] + protocols
+        parts.append(render(head, table, markdown))
+    counts = inside_counts(rows)
+    clients = sorted({c for c, _ in counts})
+    protocols = sorted({p for _, p in counts}, key=lambda p: PROTOCOL_ORDER.index(p.split(":")[0]))
+    table = []
+    for c in clients:
+        line = [c]
+        for p in protocols:
+            a, b = counts.get((c, p), (0, 0))
+            line.append(f"{a}/{b}" if b else "")
+        a = sum(counts[(c, p)][0] for p in protocols if (c, p) in counts)
+        b = sum(counts[(c, p)][1] for p in protocols if (c, p) in counts)
+        table.append(line + [f"{a}/{b}"])
+    parts.append(render(["sim inside the real range (metric cells)"] + protocols + ["all"], table, markdown))
+    return "\n\n".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("dirs", nargs="+", type=Path, help="SIM_DIR REAL_DIR, or REAL_DIR... with --real-only")
     p.add_argument("--real-only", action="store_true", help="only the spread of measured repetitions")
+    p.add_argument("--matrix", action="store_true", help="DIR is a matrix folder (scripts/real/matrix.py)")
     p.add_argument("--csv", type=Path, help="also write the comparison as CSV")
     p.add_argument("--markdown", action="store_true")
     args = p.parse_args(argv)
     try:
+        if args.matrix:
+            if len(args.dirs) != 1:
+                raise InputError("--matrix takes one folder (results/real/<kafka version>)")
+            mrows = matrix_rows(args.dirs[0])
+            if not mrows:
+                raise InputError(f"{args.dirs[0]}: no <client>/<scenario>/<protocol>/rep*/summary.csv")
+            print(matrix_report(mrows, args.markdown))
+            if args.csv:
+                with open(args.csv, "w", newline="") as f:
+                    w = csv.writer(f, lineterminator="\n")
+                    w.writerow(MATRIX_HEAD)
+                    w.writerows([r.cells() for r in mrows])
+            return 0
         if args.real_only:
             for folder in args.dirs:
                 print(f"\n{folder}\n" if len(args.dirs) > 1 else "", end="")

@@ -1,8 +1,13 @@
 """Command line: run a scenario for real, or recompute the CSVs from a kept record.
 
-    python -m realrun run SCENARIO.toml (--mock | --bootstrap HOST:PORT) [--protocol P]...
-                          [--out DIR] [--raw DIR]
-    python -m realrun summarize SCENARIO.toml RAW_DIR [--protocol P]... [--out DIR]
+    python -m realrun run SCENARIO.toml (--mock | --kafka | --bootstrap HOST:PORT) [--protocol P]...
+                          [--client java|librdkafka] [--out DIR] [--raw DIR]
+    python -m realrun summarize SCENARIO.toml RAW_DIR [--protocol P]... [--client C] [--out DIR]
+    python -m realrun broker [SCENARIO.toml] [--hold SECONDS]
+
+--kafka starts the pinned Apache Kafka (scripts/real/kafka/pom.xml) on loopback for every
+protocol run, with the scenario's [broker.config], and stops it after (realrun/broker.py);
+`broker` starts it, prints its address and start time, holds it, stops it.
 
 Exit codes as rebalance-sim: 0 ok, 1 the record broke a conservation check, 2 bad input.
 """
@@ -19,7 +24,10 @@ from pathlib import Path
 
 from . import output
 from .metrics import ConservationError, RunMetrics, compute
+from .broker import BrokerError, LocalBroker, kafka_version
+from .coordinator import write_moments
 from .mock import MockCluster
+from .runner import CLIENTS
 from .recorder import load_record
 from .scenario import ProtocolSpec, Scenario, ScenarioError, load, parse_protocol
 
@@ -96,9 +104,40 @@ def run_one(sc: Scenario, spec: ProtocolSpec, args: argparse.Namespace, raw: Pat
             mock.close()
         return sc
     real = renamed(sc, stamp)
+    group = f"{sc.name}-{raw_name(spec)}-{stamp}"
+    if args.kafka:
+        run_dir = raw / raw_name(spec)
+        with LocalBroker(sc.broker_config, keep_log=run_dir / "broker.log") as broker:
+            print(f"  broker {kafka_version()} up at {broker.bootstrap} in {broker.start_s:.1f} s", flush=True)
+            prepare_real(real, broker.bootstrap)
+            t0 = execute(real, spec, broker.bootstrap, run_dir, group)
+        write_moments(run_dir / "broker.log", group, t0, run_dir / "coordinator.jsonl")
+        return real
     prepare_real(real, args.bootstrap)
-    execute(real, spec, args.bootstrap, raw / raw_name(spec), f"{sc.name}-{raw_name(spec)}-{stamp}")
+    execute(real, spec, args.bootstrap, raw / raw_name(spec), group)
     return real
+
+
+def hold_broker(args: argparse.Namespace) -> int:
+    """`broker`: start the local broker, report, hold it for --hold seconds, stop it."""
+    config = load(args.scenario).broker_config if args.scenario else {}
+    began = time.monotonic()
+    broker = LocalBroker(config)
+    try:
+        broker.start()
+        print(f"broker: Apache Kafka {kafka_version()} serving at {broker.bootstrap} "
+              f"(started in {broker.start_s:.1f} s, {time.monotonic() - began:.1f} s with the classpath)", flush=True)
+        print(f"broker: pid {broker.proc.pid if broker.proc else 0}, data {broker.dir}", flush=True)
+        time.sleep(args.hold)
+    except BrokerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        broker.stop()
+        return 2
+    finally:
+        if broker.proc is not None and broker.proc.poll() is None:
+            took = broker.stop()
+            print(f"broker: stopped in {took:.1f} s, data directory removed: {not broker.dir.exists()}")
+    return 0
 
 
 def metrics_of(sc: Scenario, run_dir: Path) -> RunMetrics:
@@ -173,15 +212,21 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", type=Path)
     where = r.add_mutually_exclusive_group(required=True)
     where.add_argument("--mock", action="store_true", help="start librdkafka's mock cluster")
+    where.add_argument("--kafka", action="store_true", help="start the pinned Apache Kafka on loopback")
     where.add_argument("--bootstrap", metavar="HOST:PORT", help="a real cluster")
     r.add_argument("--protocol", action="append", help="protocol:assignor (repeatable); default: the scenario's")
+    r.add_argument("--client", choices=CLIENTS, help="member implementation (default: the scenario's client)")
     r.add_argument("--out", type=Path, help="CSV folder (default results/real/<scenario name>/)")
     r.add_argument("--raw", type=Path, help="record folder (default scripts/real/.runs/<name>-<time>/)")
     s = sub.add_parser("summarize", help="recompute the CSVs from a record folder")
     s.add_argument("scenario", type=Path)
     s.add_argument("raw", type=Path)
     s.add_argument("--protocol", action="append")
+    s.add_argument("--client", choices=CLIENTS)
     s.add_argument("--out", type=Path)
+    b = sub.add_parser("broker", help="start the local Apache Kafka, hold it, stop it")
+    b.add_argument("scenario", type=Path, nargs="?", help="apply this scenario's [broker.config]")
+    b.add_argument("--hold", type=float, default=0.0, metavar="SECONDS")
     return p
 
 
@@ -190,8 +235,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)  # so `finally` kills the children
     try:
+        if args.cmd == "broker":
+            return hold_broker(args)
         sc = load(args.scenario)
+        if args.client:
+            sc = dataclasses.replace(sc, client=args.client)
         specs = selected(sc, args.protocol)
+        if args.cmd == "run" and args.mock and sc.client == "java":
+            raise ScenarioError(
+                f"{args.scenario}: consumer.client = \"java\" cannot run on librdkafka's mock cluster; "
+                "use --kafka (a local Apache Kafka) or --client librdkafka"
+            )
     except ScenarioError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -201,8 +255,12 @@ def main(argv: list[str] | None = None) -> int:
             args.raw or Path(__file__).resolve().parent.parent / ".runs" / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         )
         for spec in specs:
-            print(f"running {sc.name} {spec.label()} for {sc.duration_s:g} s ...", flush=True)
-            run_one(sc, spec, args, raw)
+            print(f"running {sc.name} {spec.label()} ({sc.client}) for {sc.duration_s:g} s ...", flush=True)
+            try:
+                run_one(sc, spec, args, raw)
+            except BrokerError as err:
+                print(f"error: {err}", file=sys.stderr)
+                return 2
         print(f"record: {raw}")
     else:
         raw = args.raw

@@ -175,6 +175,8 @@ def _apply(inc: _Incarnation, item: Item) -> None:
         inc.paused = kind == "pause"
     elif kind in ("cutoff", "uncut"):
         inc.cut = kind == "cutoff"
+        if kind == "uncut":
+            inc.assigned_once = False  # it left the group: it is back only with a new assignment
 
 
 def allowed_intervals(rec: Record) -> dict[TP, list[Interval]]:
@@ -196,18 +198,13 @@ def allowed_intervals(rec: Record) -> dict[TP, list[Interval]]:
     return {tp: union(ivs) for tp, ivs in out.items()}
 
 
-def stop_the_world_s(waiting: dict[TP, list[Interval]], down: dict[TP, list[Interval]]) -> float:
-    """Time during which some partition has waiting records and every such partition is down."""
-    points = sorted({x for ivs in list(waiting.values()) + list(down.values()) for iv in ivs for x in iv})
-    ws = {tp: [a for a, _ in ivs] for tp, ivs in waiting.items()}
-    ds = {tp: [a for a, _ in ivs] for tp, ivs in down.items()}
-    total = 0.0
-    for lo, hi in itertools.pairwise(points):
-        mid = (lo + hi) / 2
-        w = [tp for tp in waiting if covers(waiting[tp], ws[tp], mid)]
-        if w and all(covers(down[tp], ds[tp], mid) for tp in w):
-            total += hi - lo
-    return total
+def stop_the_world_s(down: dict[TP, list[Interval]], allowed: dict[TP, list[Interval]]) -> float:
+    """Time during which some partition is down and no partition may be consumed: the measure
+    of (U down) minus (U allowed), the simulator's collector (crates/metrics/src/time_sweep.rs
+    stop_the_world; DESIGN section 5)."""
+    any_down = union([iv for ivs in down.values() for iv in ivs])
+    any_allowed = union([iv for ivs in allowed.values() for iv in ivs])
+    return total_s(subtract(any_down, any_allowed))
 
 
 @dataclass
@@ -240,7 +237,7 @@ def _trigger(rec: Record, after_s: float, open_s: float) -> tuple[str, float]:
     if not seen:
         return "rejoin", open_s
     t, name = seen[0]
-    if name in ("join", "leave", "max-poll-leave"):
+    if name in ("join", "leave", "max-poll-leave"):  # client-side moments (a rejoin's poll too)
         return name, min(t, open_s)
     joins = [j for j in rec.join_requests_s if t <= j <= open_s]
     return name, (joins[0] if joins else open_s)
@@ -288,7 +285,9 @@ def rebalances(rec: Record) -> tuple[list[Rebalance], int]:
     for item in _timeline(rec):
         _apply(incs.setdefault((item.member, item.incarnation), _Incarnation()), item)
         if isinstance(item, Callback):
-            if cur is None and item.parts:
+            # A `lost` callback is a member learning that the group already went on without it
+            # (a max.poll leave, an expiry while paused): it opens no rebalance of its own.
+            if cur is None and item.parts and item.kind != "lost":
                 cur = _Open(*_trigger(rec, prev_end, item.t_s))
             if item.kind == "assign":
                 moved_total += _count_moves(item, last_owner, cur)
@@ -357,4 +356,4 @@ def compute(rec: Record) -> RunMetrics:
     ]
     episodes = [(b - a) * 1000.0 for tp in rec.partitions for a, b in down[tp]]
     rbs, moved = rebalances(rec)
-    return RunMetrics(parts, episodes, stop_the_world_s(waiting, down), rbs, moved, e2e_latencies_ms(rec), rec.lines)
+    return RunMetrics(parts, episodes, stop_the_world_s(down, allowed), rbs, moved, e2e_latencies_ms(rec), rec.lines)

@@ -14,6 +14,9 @@ processes on one host). Kinds:
 - events.jsonl (orchestrator): `spawn`, `crash`, `pause`, `resume`, `stall`, `leave`, `end`.
 - mock_requests.jsonl (mock runs only): `{"k":"req","api":"JoinGroup"|"SyncGroup"|"LeaveGroup"|
   "Produce"|"Fetch","t_s"}` as the mock cluster received them (Produce and Fetch since issue #10).
+- coordinator.jsonl (local Apache Kafka runs only, realrun/coordinator.py): `{"k":"rebalance",
+  "t_s","why"}` when the broker's group coordinator started a rebalance of the run's group;
+  broker.log beside it is the broker's whole log.
 """
 
 from __future__ import annotations
@@ -92,7 +95,8 @@ class Record:
     callbacks: list[Callback] = field(default_factory=list)
     marks: list[Mark] = field(default_factory=list)
     triggers: list[tuple[float, str]] = field(default_factory=list)  # (time, rebalances.csv trigger name)
-    join_requests_s: list[float] = field(default_factory=list)  # JoinGroups the mock received
+    # JoinGroups the mock received, or the real coordinator's rebalance starts (coordinator.jsonl)
+    join_requests_s: list[float] = field(default_factory=list)
     lines: int = 0
 
 
@@ -143,7 +147,15 @@ def _load_events(rec: Record, path: Path) -> dict[tuple[str, int], float]:
     return starts
 
 
-TRIGGERS = {"start": "join", "leave": "leave", "crash": "session-expiry", "cutoff": "max-poll-leave"}
+# A member cut off by max.poll.interval.ms rejoins at its next poll ("uncut"): a join, as the
+# simulator names it.
+TRIGGERS = {
+    "start": "join",
+    "leave": "leave",
+    "crash": "session-expiry",
+    "cutoff": "max-poll-leave",
+    "uncut": "join",
+}
 
 
 def load_record(run_dir: Path, duration_s: float, partitions: list[TP], max_poll_interval_s: float) -> Record:
@@ -160,6 +172,9 @@ def load_record(run_dir: Path, duration_s: float, partitions: list[TP], max_poll
     requests = run_dir / "mock_requests.jsonl"
     if requests.exists():
         rec.join_requests_s = sorted(o["t_s"] for o in _lines(requests) if o.get("api") == "JoinGroup")
+    coordinator = run_dir / "coordinator.jsonl"
+    if coordinator.exists():
+        rec.join_requests_s = sorted(o["t_s"] for o in _lines(coordinator) if o.get("k") == "rebalance")
     rec.deliveries.sort(key=lambda d: (d.end_s, d.tp, d.offset))
     rec.callbacks.sort(key=lambda c: c.t_s)
     rec.marks.sort(key=lambda m: m.t_s)

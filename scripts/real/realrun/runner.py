@@ -1,11 +1,13 @@
 """One protocol run of a scenario in wall-clock time: processes, events, then the record.
 
-Lifecycle: (mock cluster up, topics created) -> producer and members c0.. are started
-SPAWN_LEAD_S early and wait for t0 -> the
+Lifecycle: (mock cluster or real broker up, topics created) -> producer and members c0.. are
+started SPAWN_LEAD_S (JAVA_LEAD_S for Java members) early and wait for t0 -> the
 scenario's events are applied at their times (join = start a process, leave = SIGTERM so the
 member calls close(), crash = SIGKILL, restart = start again as the next incarnation, pause =
 SIGSTOP then SIGCONT, stall = a `stall` line on the member's stdin) -> at the duration every
 process is killed. Every child is killed on any exit path (finally), none is left running.
+The member implementation follows the scenario's `client`: `librdkafka` = realrun/member.py
+(confluent-kafka), `java` = the Java consumer (member-java, realrun/javamember.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import javamember
 from .recorder import Writer
 from .scenario import ProtocolSpec, Scenario
 
@@ -27,6 +30,8 @@ PKG_ROOT = Path(__file__).resolve().parent.parent
 JAVA_ONLY = {"max.poll.records", "fetch.max.wait.ms", "request.timeout.ms", "retry.backoff.ms"}
 CLASSIC_ONLY = {"session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"}
 SPAWN_LEAD_S = 1.5  # processes start this long before their moment (interpreter + import time)
+JAVA_LEAD_S = 10.0  # a JVM member's lead (JVM start + a warm-up consumer: up to ~9 s at load 16 on 2 cores)
+CLIENTS = ("java", "librdkafka")
 
 
 def librdkafka_value(value: Any) -> Any:
@@ -60,6 +65,7 @@ class Proc:
 
     popen: subprocess.Popen[bytes]
     incarnation: int
+    start_at_s: float
 
 
 @dataclass
@@ -72,16 +78,21 @@ class Run:
     out_dir: Path
     group: str
     t0: float = 0.0
-    members: dict[str, Proc] = field(default_factory=dict)
+    members: dict[str, list[Proc]] = field(default_factory=dict)  # every incarnation, in order
     incarnations: dict[str, int] = field(default_factory=dict)
     others: list[subprocess.Popen[bytes]] = field(default_factory=list)
     log: Writer | None = None
+    java_cp: str = ""
 
     def _spawn(self, module: str, arg: dict[str, Any], name: str) -> subprocess.Popen[bytes]:
         env = dict(os.environ, PYTHONPATH=str(PKG_ROOT))
+        if module == "realrun.member" and self.sc.client == "java":
+            cmd = [*javamember.command(self.java_cp), json.dumps(arg)]
+        else:
+            cmd = [sys.executable, "-m", module, json.dumps(arg)]
         with open(self.out_dir / f"{name}.stderr", "ab") as err:  # the child keeps its own copy
             return subprocess.Popen(
-                [sys.executable, "-m", module, json.dumps(arg)],
+                cmd,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
@@ -89,10 +100,12 @@ class Run:
                 cwd=PKG_ROOT,
             )
 
-    def event(self, kind: str, member: str = "", **extra: Any) -> None:
-        """Append one orchestrator event to events.jsonl."""
+    def event(self, kind: str, member: str = "", inc: int | None = None, **extra: Any) -> None:
+        """Append one orchestrator event to events.jsonl (for the member's current incarnation
+        unless `inc` is given)."""
         assert self.log is not None
-        inc = self.incarnations.get(member, 0)
+        if inc is None:
+            inc = self.current(member).incarnation if member in self.members else 0
         self.log.write({"k": kind, "t_s": self.log.now(), "m": member, "inc": inc, **extra})
 
     def start_member(self, name: str, start_at_s: float) -> None:
@@ -106,11 +119,17 @@ class Run:
             "start_at_s": start_at_s,
             "processing_s": self.sc.processing_s,
             "batch": int(self.sc.consumer_config.get("max.poll.records", 500)),
-            "config": member_config(self.sc, self.spec, self.bootstrap, self.group, name),
+            "config": self._config(name),
             "topics": [t.name for t in self.sc.topics],
         }
-        self.members[name] = Proc(self._spawn("realrun.member", arg, f"member-{name}-{inc}"), inc)
-        self.event("spawn", name, start_at_s=start_at_s)
+        proc = Proc(self._spawn("realrun.member", arg, f"member-{name}-{inc}"), inc, start_at_s)
+        self.members.setdefault(name, []).append(proc)
+        self.event("spawn", name, inc=inc, start_at_s=start_at_s)
+
+    def _config(self, name: str) -> dict[str, Any]:
+        if self.sc.client == "java":
+            return dict(javamember.member_config(self.sc, self.spec, self.bootstrap, self.group, name))
+        return member_config(self.sc, self.spec, self.bootstrap, self.group, name)
 
     def start_producer(self) -> None:
         """Start the load process."""
@@ -125,22 +144,30 @@ class Run:
         }
         self.others.append(self._spawn("realrun.producer", arg, "producer"))
 
+    def current(self, name: str) -> Proc:
+        """The incarnation an event at this moment is for: the latest one whose moment has come
+        (a restarted member's next process may already be waiting for its moment)."""
+        assert self.log is not None
+        now = self.log.now()
+        started = [p for p in self.members[name] if p.start_at_s <= now]
+        return started[-1] if started else self.members[name][0]
+
     def signal(self, name: str, sig: int) -> None:
         """Send a signal to a member's current process."""
-        proc = self.members[name].popen
+        proc = self.current(name).popen
         if proc.poll() is None:
             proc.send_signal(sig)
 
     def stall(self, name: str, duration_s: float) -> None:
         """Ask a member to stall its current batch."""
-        stdin = self.members[name].popen.stdin
+        stdin = self.current(name).popen.stdin
         assert stdin is not None
         stdin.write(f"stall {duration_s}\n".encode())
         stdin.flush()
 
     def kill_all(self) -> None:
         """SIGCONT + SIGKILL every child still running, then reap them."""
-        procs = [p.popen for p in self.members.values()] + self.others
+        procs = [p.popen for incs in self.members.values() for p in incs] + self.others
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
@@ -152,23 +179,31 @@ class Run:
                 pass
 
 
+def lead_s(sc: Scenario) -> float:
+    """How long before its moment a member process is started."""
+    return JAVA_LEAD_S if sc.client == "java" else SPAWN_LEAD_S
+
+
 def actions(sc: Scenario) -> list[tuple[float, int, str, str, float]]:
     """The timeline of (time, order, action, member, seconds), sorted; order keeps file order.
 
-    A join or restart at time t becomes a process start at t - SPAWN_LEAD_S with seconds = t
+    A join or restart at time t becomes a process start at t - lead_s(sc) with seconds = t
+    (it may start while the same name's previous process still runs: events go to the
+    incarnation whose moment has come, Run.current)
     (the moment it subscribes); a pause adds its resume.
     """
     out = []
+    lead = lead_s(sc)
     for i, ev in enumerate(sc.events):
         if ev.kind == "join":
-            out.append((ev.at_s - SPAWN_LEAD_S, i, "join", ev.member, ev.at_s))
+            out.append((ev.at_s - lead, i, "join", ev.member, ev.at_s))
         else:
             out.append((ev.at_s, i, ev.kind, ev.member, ev.duration_s))
         if ev.kind == "pause":
             out.append((ev.at_s + ev.duration_s, i, "resume", ev.member, 0.0))
         if ev.kind == "crash" and ev.restart_after_s is not None:
             at = ev.at_s + ev.restart_after_s
-            out.append((max(ev.at_s, at - SPAWN_LEAD_S), i, "restart", ev.member, at))
+            out.append((at - lead, i, "restart", ev.member, at))
     return sorted(a for a in out if a[0] <= sc.duration_s)
 
 
@@ -202,7 +237,9 @@ def execute(sc: Scenario, spec: ProtocolSpec, bootstrap: str, out_dir: Path, gro
     """Run the scenario once for `spec`, leaving the record in out_dir; returns t0 (time.time())."""
     out_dir.mkdir(parents=True, exist_ok=True)
     run = Run(sc, spec, bootstrap, out_dir, group)
-    run.t0 = time.time() + SPAWN_LEAD_S
+    if sc.client == "java":
+        run.java_cp = javamember.classpath()
+    run.t0 = time.time() + lead_s(sc)
     run.log = Writer(out_dir / "events.jsonl", run.t0)
     try:
         run.start_producer()  # it waits for t0 itself (its first arrivals are due at t >= 0)

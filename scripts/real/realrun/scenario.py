@@ -229,6 +229,9 @@ def load(path: Path) -> Scenario:
     _check_keys(consumer, {"processing", "commit", "client", "config"}, f"{where}: [consumer]")
     if consumer.get("commit", "auto") != "auto":
         raise ScenarioError(f'{where}: consumer.commit: a real run supports only "auto"')
+    client = consumer.get("client", "java")
+    if client not in ("java", "librdkafka"):
+        raise ScenarioError(f"{where}: consumer.client: {client!r}; allowed: java, librdkafka")
     broker = _table(doc, "broker", where)
     events = [_event(e, f"{where}: event[{i}]", duration_s) for i, e in enumerate(doc.get("event", []))]
     events.sort(key=lambda e: e.at_s)
@@ -245,7 +248,7 @@ def load(path: Path) -> Scenario:
         topics=_topics(doc, where),
         processing_s=_processing_s(consumer.get("processing", "1ms"), f"{where}: consumer.processing"),
         commit="auto",
-        client=str(consumer.get("client", "java")),
+        client=client,
         consumer_config=dict(consumer.get("config", {})),
         broker_config=dict(broker.get("config", {})),
         members=members,

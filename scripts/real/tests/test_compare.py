@@ -59,5 +59,23 @@ class CompareTest(unittest.TestCase):
             self.assertEqual(compare.main([tmp, tmp]), 2)
 
 
+class MatrixTest(unittest.TestCase):
+    def test_inside_and_counts(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            cell = Path(tmp) / "java" / "crash" / "eager_range"
+            base = {"scenario": "x", "protocol": "eager", "assignor": "range", "static_membership": "false"}
+            write_summary(cell / "sim/summary.csv", [dict(base, records_reprocessed=100, rebalances=3)])
+            for rep, (rp, rb) in enumerate([(90, 4), (130, 4), (110, 5)], 1):
+                write_summary(cell / f"rep{rep}/summary.csv", [dict(base, records_reprocessed=rp, rebalances=rb)])
+            rows = {r.metric: r for r in compare.matrix_rows(Path(tmp))}
+            # reprocessed: sim 100 in [90, 130]; rebalances: sim 3 outside [4, 5]; the other six
+            # headline metrics are 0 everywhere, so inside.
+            rp, rb = rows["records_reprocessed"], rows["rebalances"]
+            self.assertEqual((rp.real_min, rp.real_median, rp.real_max, rp.inside()), (90.0, 110.0, 130.0, True))
+            self.assertEqual((rb.real_min, rb.real_max, rb.inside()), (4.0, 5.0, False))
+            counts = compare.inside_counts(list(rows.values()))
+            self.assertEqual(counts, {("java", "eager:range"): (len(compare.HEADLINE) - 1, len(compare.HEADLINE))})
+
+
 if __name__ == "__main__":
     unittest.main()
