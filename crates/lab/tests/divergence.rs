@@ -3,7 +3,7 @@
 //! never diverge on every scenario in `sims/` and `sims/real/` is `tests/stepping.rs`, which
 //! runs this check before comparing the reports.)
 
-use lab::divergence::{first_divergence, run_traced, Fact, Trace, Track};
+use lab::divergence::{check_stepping, first_divergence, run_traced, Fact, Trace, Track};
 use lab::Stepping;
 use model::Tp;
 use scenario::{ProtocolSpec, Scenario};
@@ -62,6 +62,7 @@ fn a_changed_record_is_the_first_divergence_with_its_time_partition_and_owner() 
     let plain = trace(&s, protocol, s.seed, Stepping::Plain);
     let fast = trace(&s, protocol, s.seed, Stepping::Fast);
     assert_eq!(first_divergence(&plain, &fast), Ok(plain.len()));
+    assert_eq!(check_stepping(&s, protocol, s.seed).expect("both run"), Ok(plain.len()));
 
     // Change the first record of orders-2 ending from 100 s on (its end 1 ns later), and a
     // later record of orders-5 (from 200 s): the earlier one is the first divergence.
