@@ -1,9 +1,12 @@
 //! Fast stepping changes nothing but the work done (issue 8): every scenario in `sims/` and
 //! `sims/real/`, under every protocol it lists, and a set of generated chaos scenarios under
 //! every protocol, give the same report with `Stepping::Fast` as with `Stepping::Plain`
-//! (every CSV row equal; only `events`, the queue events handled, differs).
+//! (every CSV row equal; only `events`, the queue events handled, differs). Each comparison
+//! first compares the two runs' observations (`lab::divergence`), so a failure names the first
+//! differing observation: its simulated time, partition and member.
 
-use lab::{run_protocol_stepped, Stepping};
+use lab::divergence::{first_divergence, run_traced};
+use lab::Stepping;
 use metrics::RunReport;
 use scenario::{ProtocolSpec, Scenario};
 use std::path::{Path, PathBuf};
@@ -19,13 +22,16 @@ fn sims(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-/// Runs both steppings and compares; returns the two event counts.
-fn assert_same(label: &str, s: &Scenario, protocol: ProtocolSpec) -> (u64, u64) {
+/// Runs both steppings and compares their observations, then their reports; returns the two
+/// event counts and the number of observations compared (`lab::divergence` facts).
+fn assert_same_counted(label: &str, s: &Scenario, protocol: ProtocolSpec) -> ((u64, u64), usize) {
     let run = |stepping| {
-        run_protocol_stepped(s, protocol, s.seed, stepping)
+        run_traced(s, protocol, s.seed, stepping)
             .unwrap_or_else(|e| panic!("{label} {protocol}: {e}"))
     };
-    let (plain, fast) = (run(Stepping::Plain), run(Stepping::Fast));
+    let ((plain, plain_trace), (fast, fast_trace)) = (run(Stepping::Plain), run(Stepping::Fast));
+    let facts = first_divergence(&plain_trace, &fast_trace)
+        .unwrap_or_else(|divergence| panic!("{label} {protocol}: {divergence}"));
     let events = |r: &RunReport| r.summary.as_ref().expect("a summary").events;
     let counts = (events(&plain), events(&fast));
     let without_events = |mut r: RunReport| {
@@ -38,21 +44,30 @@ fn assert_same(label: &str, s: &Scenario, protocol: ProtocolSpec) -> (u64, u64) 
     assert_eq!(plain.rebalances, fast.rebalances, "{label} {protocol}: rebalances");
     assert_eq!(plain.timeline, fast.timeline, "{label} {protocol}: timeline");
     assert_eq!(plain.ownership, fast.ownership, "{label} {protocol}: ownership");
-    counts
+    (counts, facts)
+}
+
+/// [`assert_same_counted`] without the count of observations.
+fn assert_same(label: &str, s: &Scenario, protocol: ProtocolSpec) -> (u64, u64) {
+    assert_same_counted(label, s, protocol).0
 }
 
 #[test]
 fn fast_stepping_equals_plain_on_every_sim() {
-    let mut total = (0, 0);
+    let (mut total, mut facts) = ((0, 0), 0);
     for file in sims("sims").into_iter().chain(sims("sims/real")) {
         let s = scenario::load(&file).unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
         for protocol in s.protocols.clone() {
-            let (plain, fast) = assert_same(&file.display().to_string(), &s, protocol);
+            let ((plain, fast), compared) =
+                assert_same_counted(&file.display().to_string(), &s, protocol);
             total = (total.0 + plain, total.1 + fast);
+            facts += compared;
         }
     }
     // Not a speed test: fast stepping must actually keep steps out of the queue.
     assert!(total.1 * 2 < total.0, "fast {} events vs plain {}", total.1, total.0);
+    // The observations were compared one by one: every processed record is one.
+    assert!(facts > 1_000_000, "{facts} observations compared");
 }
 
 #[test]

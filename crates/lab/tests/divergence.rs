@@ -1,0 +1,191 @@
+//! The divergence check (issue 23, item 5; `lab::divergence`) catches a divergence and names
+//! the time, partition and member one can derive independently. (That plain and fast stepping
+//! never diverge on every scenario in `sims/` and `sims/real/` is `tests/stepping.rs`, which
+//! runs this check before comparing the reports.)
+
+use lab::divergence::{check_stepping, first_divergence, run_traced, Fact, Trace, Track};
+use lab::Stepping;
+use model::Tp;
+use scenario::{ProtocolSpec, Scenario};
+use sim_core::SimTime;
+use std::path::Path;
+
+fn load(file: &Path) -> Scenario {
+    scenario::load(file).unwrap_or_else(|e| panic!("{}: {e:?}", file.display()))
+}
+
+fn trace(s: &Scenario, protocol: ProtocolSpec, seed: u64, stepping: Stepping) -> Trace {
+    run_traced(s, protocol, seed, stepping).unwrap_or_else(|e| panic!("{protocol}: {e}")).1
+}
+
+/// The first processed record of `tp` ending at or after `from`: its index in the partition's
+/// record track, offset, end, and the partition's owner then (derived here from the access
+/// changes: the latest at or before the record's end).
+fn record_at_or_after(
+    trace: &Trace,
+    tp: Tp,
+    from: SimTime,
+) -> (usize, u64, SimTime, Option<String>) {
+    let records = trace.facts(Track::Records(tp));
+    let (index, offset, end) = records
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| match **f {
+            Fact::Record { offset, end, .. } if end >= from => Some((i, offset, end)),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no record of {tp:?} at or after {from}"));
+    let mut owner = None;
+    for fact in trace.facts(Track::Access(tp)) {
+        match fact {
+            Fact::Access { at, owner: o, .. } if *at <= end => {
+                owner = o.as_deref().map(str::to_string)
+            }
+            _ => {}
+        }
+    }
+    (index, offset, end, owner)
+}
+
+fn crash_scenario() -> Scenario {
+    load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims/crash.toml"))
+}
+
+fn eager(s: &Scenario) -> ProtocolSpec {
+    *s.protocols.iter().find(|p| p.to_string() == "eager:range").expect("eager:range listed")
+}
+
+#[test]
+fn a_changed_record_is_the_first_divergence_with_its_time_partition_and_owner() {
+    let s = crash_scenario();
+    let protocol = eager(&s);
+    let plain = trace(&s, protocol, s.seed, Stepping::Plain);
+    let fast = trace(&s, protocol, s.seed, Stepping::Fast);
+    assert_eq!(first_divergence(&plain, &fast), Ok(plain.len()));
+    assert_eq!(check_stepping(&s, protocol, s.seed).expect("both run"), Ok(plain.len()));
+
+    // Change the first record of orders-2 ending from 100 s on (its end 1 ns later), and a
+    // later record of orders-5 (from 200 s): the earlier one is the first divergence.
+    let (tp, later_tp) = (Tp { topic: 0, partition: 2 }, Tp { topic: 0, partition: 5 });
+    let (index, offset, end, owner) = record_at_or_after(&fast, tp, SimTime::from_secs(100));
+    let (later_index, ..) = record_at_or_after(&fast, later_tp, SimTime::from_secs(200));
+    let mut perturbed = fast.clone();
+    let one_ns_later = |f: &mut Fact| {
+        if let Fact::Record { end, .. } = f {
+            *end += SimTime::from_nanos(1);
+        }
+    };
+    assert!(perturbed.change_fact(Track::Records(later_tp), later_index, one_ns_later));
+    assert!(perturbed.change_fact(Track::Records(tp), index, one_ns_later));
+
+    let d = first_divergence(&plain, &perturbed).expect_err("a divergence");
+    assert_eq!(d.at, end, "the earlier side's time: the record's true end");
+    assert_eq!((d.track, d.tp(), d.index), (Track::Records(tp), Some(tp), index));
+    assert_eq!(d.tp_name, "orders-2");
+    assert_eq!(d.member, owner);
+    assert!(d.member.is_some(), "orders-2 has an owner at 100 s");
+    let Some(Fact::Record { offset: o, end: e, .. }) = d.facts.1 else { panic!("{d}") };
+    assert_eq!((o, e), (offset, end + SimTime::from_nanos(1)));
+    let text = d.to_string();
+    assert!(text.contains("partition orders-2"), "{text}");
+    assert!(text.contains(&format!("record {offset} processed")), "{text}");
+    assert!(text.contains("plain: ") && text.contains("fast: "), "{text}");
+}
+
+#[test]
+fn a_missing_record_is_a_divergence_at_its_time() {
+    let s = crash_scenario();
+    let protocol = eager(&s);
+    let plain = trace(&s, protocol, s.seed, Stepping::Plain);
+    let mut fast = plain.clone();
+    let tp = Tp { topic: 0, partition: 7 };
+    let (index, offset, end, owner) = record_at_or_after(&plain, tp, SimTime::from_secs(30));
+    let removed = fast.remove_fact(Track::Records(tp), index).expect("the record");
+    assert!(matches!(removed, Fact::Record { offset: o, .. } if o == offset));
+    let d = first_divergence(&plain, &fast).expect_err("a divergence");
+    // The plain side still has the record at `index`; the other side has the next one, which
+    // ends later: the divergence is at the removed record's end.
+    assert_eq!((d.at, d.tp(), d.index, d.member), (end, Some(tp), index, owner));
+    assert!(matches!(d.facts.0, Some(Fact::Record { offset: o, .. }) if o == offset));
+    assert!(matches!(d.facts.1, Some(Fact::Record { offset: o, .. }) if o == offset + 1));
+}
+
+/// A changed access change (another owner) is found on the access track, named by the
+/// owner on the first side.
+#[test]
+fn a_changed_owner_is_the_first_divergence_of_the_access_track() {
+    let s = crash_scenario();
+    let plain = trace(&s, eager(&s), s.seed, Stepping::Plain);
+    let tp = Tp { topic: 0, partition: 3 };
+    let accesses = plain.facts(Track::Access(tp));
+    let index = accesses
+        .iter()
+        .position(|f| matches!(f, Fact::Access { at, owner: Some(_), .. } if *at > SimTime::from_secs(60)))
+        .expect("orders-3 gets an owner after the crash");
+    let Fact::Access { at, owner: Some(owner), .. } = accesses[index].clone() else {
+        unreachable!()
+    };
+    let mut other = plain.clone();
+    assert!(other.change_fact(Track::Access(tp), index, |f| {
+        if let Fact::Access { owner, .. } = f {
+            *owner = Some("nobody".into());
+        }
+    }));
+    let d = first_divergence(&plain, &other).expect_err("a divergence");
+    assert_eq!((d.at, d.track, d.index), (at, Track::Access(tp), index));
+    assert_eq!(d.member.as_deref(), Some(&*owner));
+}
+
+/// The owner of `tp` just before `at`, derived from its access changes.
+fn owner_before(trace: &Trace, tp: Tp, at: SimTime) -> Option<String> {
+    let mut owner = None;
+    for fact in trace.facts(Track::Access(tp)) {
+        match fact {
+            Fact::Access { at: t, owner: o, .. } if *t < at => {
+                owner = o.as_deref().map(str::to_string)
+            }
+            _ => {}
+        }
+    }
+    owner
+}
+
+/// Two runs of `sims/crash.toml` whose only difference is the time c1 crashes (2m, and 2m10s):
+/// they are the same run until 2m, when c1's partitions become `owner-dead` in the first.
+/// The first divergence is that access change of the lowest partition c1 owns then (a tie
+/// at 2m between c1's partitions goes to the lowest), and every track agrees before 2m.
+#[test]
+fn runs_that_differ_from_a_crash_on_diverge_at_the_crash() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims/crash.toml");
+    let text = std::fs::read_to_string(&path).expect("sims/crash.toml");
+    assert!(text.contains("at = \"2m\""), "the crash at 2m");
+    let later = scenario::parse_str(&text.replace("at = \"2m\"", "at = \"2m10s\""), &path)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let s = load(&path);
+    let protocol = eager(&s);
+    let a = trace(&s, protocol, s.seed, Stepping::Fast);
+    let b = trace(&later, protocol, s.seed, Stepping::Plain);
+    let crash = SimTime::from_secs(120);
+    let c1_partitions: Vec<Tp> = (0..12)
+        .map(|partition| Tp { topic: 0, partition })
+        .filter(|&tp| owner_before(&b, tp, crash).as_deref() == Some("c1"))
+        .collect();
+    assert!(!c1_partitions.is_empty(), "c1 owns partitions before it crashes");
+
+    let d = first_divergence(&a, &b).expect_err("the runs differ");
+    assert_eq!(d.at, crash, "{d}");
+    assert_eq!(d.track, Track::Access(c1_partitions[0]), "{d}");
+    assert_eq!(d.member.as_deref(), Some("c1"), "{d}");
+    let Some(Fact::Access { at, state, .. }) = &d.facts.0 else { panic!("{d}") };
+    assert_eq!((*at, state.name()), (crash, "owner-dead"), "{d}");
+    assert_ne!(d.facts.0, d.facts.1, "{d}");
+    // Every track is equal on its facts before 2m (the lists cut at the same time).
+    let before = |t: &Trace, track: Track| -> Vec<Fact> {
+        let (facts, times) = (t.facts(track), t.times(track));
+        facts.into_iter().zip(times).filter(|(_, at)| *at < d.at).map(|(f, _)| f.clone()).collect()
+    };
+    assert_eq!(a.tracks(), b.tracks());
+    for track in a.tracks() {
+        assert_eq!(before(&a, track), before(&b, track), "{track:?} before {}", d.at);
+    }
+}
