@@ -44,8 +44,25 @@ enum Command {
     Chaos(commands::chaos::Args),
 }
 
+/// On SIGINT or SIGTERM: remove the run's staging folder (report::run_folder), then end as
+/// the signal would have (its default action), so no temporary is left behind.
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return; // without a handler the default action still ends the process
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            report::run_folder::remove_registered();
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    clean_up_on_signals();
     let outcome = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Validate(args) => commands::validate::run(args),
