@@ -180,3 +180,60 @@ fn sigterm_and_sigint_leave_no_temporaries() {
         assert_eq!(run_set(&d.join("out")), before, "the old set, untouched");
     }
 }
+
+#[test]
+fn endless_and_huge_inputs_are_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let too_big =
+        "the file is larger than 16777216 bytes (16 MiB), the most an input file may hold";
+    expect(d, &["validate", "/dev/zero"], 2, &format!("/dev/zero: {too_big}"));
+    expect(d, &["run", "/dev/zero"], 2, too_big);
+    expect(d, &["assign", "/dev/zero"], 2, "/dev/zero: the file is larger than 16777216 bytes");
+    write(d, "s.toml", "base = \"/dev/zero\"\n");
+    expect(
+        d,
+        &["sweep", "s.toml"],
+        2,
+        "/dev/zero: the base scenario (key `base` of the sweep file) is larger than 16777216 bytes",
+    );
+    // 300,000 events in about 20 MB: refused by size; 100,001 events in a smaller file: by count.
+    let event = "[[event]]\nat = \"1s\"\nkind = \"scale\"\nmembers = 2\n";
+    let head = "duration = \"1h\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 2\nrate = 1.0\n[group]\nmembers = 1\n";
+    let pad = " ".repeat(20);
+    write(d, "big.toml", &(head.to_string() + &format!("{event}#{pad}\n").repeat(300_000)));
+    assert!(std::fs::metadata(d.join("big.toml")).unwrap().len() > 19_000_000);
+    expect(d, &["validate", "big.toml"], 2, too_big);
+    write(d, "many.toml", &(head.to_string() + &event.repeat(100_001)));
+    expect(
+        d,
+        &["validate", "many.toml"],
+        2,
+        "many.toml: event: more than 100000 [[event]] tables; allowed: at most 100000 events",
+    );
+}
+
+#[test]
+fn alternating_scale_events_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut text = String::from("duration = \"1h\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 2\nrate = 1.0\n[group]\nmembers = 1\n");
+    for i in 0..1999 {
+        let members = if i % 2 == 0 { 100_000 } else { 1 };
+        text.push_str(&format!(
+            "[[event]]\nat = \"{}s\"\nkind = \"scale\"\nmembers = {members}\n",
+            i + 1
+        ));
+    }
+    write(d, "alt.toml", &text);
+    // Events touch 100,000 and 199,999 member-steps in turn: the 14th passes 2,000,000 and is
+    // refused, once (the later ones are not replayed).
+    let o = expect(
+        d,
+        &["validate", "alt.toml"],
+        2,
+        "event[13].members: the scale events up to this one touch 2099993 member-steps",
+    );
+    assert_eq!(stderr(&o).matches("member-steps").count(), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("at most 2000000 member-steps over all scale events"));
+}
