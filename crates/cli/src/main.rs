@@ -14,11 +14,14 @@ mod commands;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
+
+/// `--version`: the package version and the commit the binary was built from (lab's build.rs).
+const VERSION: &str = lab::sweep_manifest::VERSION_AND_COMMIT;
 use std::process::ExitCode;
 
 /// Deterministic discrete-event simulator of Kafka-style consumer-group rebalances.
 #[derive(Parser, Debug)]
-#[command(name = "rebalance-sim", version, about, long_about = None)]
+#[command(name = "rebalance-sim", version = VERSION, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -237,3 +237,33 @@ fn alternating_scale_events_are_bounded() {
     assert_eq!(stderr(&o).matches("member-steps").count(), 2, "{}", stderr(&o));
     assert!(stderr(&o).contains("at most 2000000 member-steps over all scale events"));
 }
+
+#[test]
+fn shards_run_from_different_folders_merge() {
+    // One copy of the inputs inside this git checkout (target/tmp), one outside any checkout:
+    // a manifest read `git rev-parse` in the working folder before, so the two differed.
+    let inside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let sweep = "base = \"base.toml\"\n[grid]\n\"group.members\" = [2, 3]\n";
+    for d in [inside.path(), outside.path()] {
+        write(d, "base.toml", BASE);
+        write(d, "s.toml", sweep);
+    }
+    let shard = |d: &Path, k: &str, out: &Path| {
+        let out = out.to_str().unwrap();
+        let o = sim(d, &["sweep", "s.toml", "--shard", k, "--out", out, "--jobs", "1"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    };
+    let results = tempfile::tempdir().unwrap();
+    let (a, b) = (results.path().join("a"), results.path().join("b"));
+    shard(inside.path(), "0/2", &a);
+    shard(outside.path(), "1/2", &b);
+    let version = sim(results.path(), &["--version"]);
+    let version = String::from_utf8_lossy(&version.stdout).into_owned();
+    let manifest = std::fs::read_to_string(a.join("manifest.json")).unwrap();
+    let commit = version.trim().rsplit_once('(').unwrap().1.trim_end_matches(')').to_string();
+    assert!(manifest.contains(&format!("\"git_commit\": \"{commit}\"")), "{version} {manifest}");
+    let o = sim(results.path(), &["merge", "a", "b", "--out", "m"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(results.path().join("m/aggregate.csv").is_file());
+}
