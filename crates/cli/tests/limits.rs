@@ -267,3 +267,48 @@ fn shards_run_from_different_folders_merge() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(results.path().join("m/aggregate.csv").is_file());
 }
+
+#[test]
+fn assign_refuses_ambiguous_or_huge_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        (
+            r#"{"assignor":"range","topics":{"t1":4294967295},"members":[{"id":"c1","topics":["t1"]}]}"#,
+            "topics.t1: brings the partitions to 4294967295: at most 10000000 in all",
+        ),
+        (
+            r#"{"assignor":"modulo","topics":{"t1":4},"members":[{"id":"a","topics":["t1"],"node_id":0},{"id":"b","topics":["t1"],"node_id":0}]}"#,
+            "members[1].node_id: node_id 0 is also members[0]'s: one member per node",
+        ),
+        (
+            r#"{"assignor":"modulo","source_count":2,"topics":{"t1":4},"members":[{"id":"a","topics":["t1"]}]}"#,
+            "members[0].node_id: missing: with source_count every member needs a node_id from 0 to 1",
+        ),
+        (
+            r#"{"assignor":"range","topics":{"t1":2,"t1":3},"members":[{"id":"c1","topics":["t1"]}]}"#,
+            "duplicate key `t1`",
+        ),
+        (
+            r#"{"assignor":"range","topics":{"t1":null},"members":[{"id":"c1","topics":["t1"]}]}"#,
+            "topics.t1: null is not a partition count: an integer from 0",
+        ),
+    ];
+    for (i, (json, message)) in cases.iter().enumerate() {
+        let name = format!("a{i}.json");
+        write(d, &name, json);
+        expect(d, &["assign", &name], 2, message);
+    }
+    // 100,000 distinct members: the duplicate check is a set, not a scan per member.
+    let members: Vec<String> =
+        (0..100_000).map(|i| format!("{{\"id\":\"c{i}\",\"topics\":[\"t1\"]}}")).collect();
+    let json = format!(
+        "{{\"assignor\":\"roundrobin\",\"topics\":{{\"t1\":8}},\"members\":[{}]}}",
+        members.join(",")
+    );
+    write(d, "big.json", &json);
+    let o = sim(d, &["assign", "big.json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\"c99999\": []"), "every member listed");
+}
