@@ -12,8 +12,14 @@
 
 use crate::{AssignorName, GroupAssignment, GroupInput, Member, Topic, Tp, ASSIGN_COMMAND_NAMES};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+
+/// At most this many partitions over all topics (the scenario limit): an assignment holds one
+/// entry per partition, so `{"t1": 4294967295}` would ask for tens of GB.
+pub const MAX_PARTITIONS: u64 = 10_000_000;
+/// At most this many members (the scenario limit).
+pub const MAX_MEMBERS: usize = 100_000;
 
 /// Extra spellings `assign` accepts: the command line's `protocol:assignor` form for KIP-848.
 pub const ASSIGNOR_ALIASES: &[(&str, AssignorName)] =
@@ -91,10 +97,13 @@ pub fn parse_assignor(name: &str) -> Result<AssignorName, RequestError> {
 
 /// Parses and validates a request.
 pub fn parse_request(text: &str) -> Result<AssignRequest, RequestError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| RequestError {
+    let invalid = |e: serde_json::Error| RequestError {
         key: "(json)".into(),
         message: format!("invalid JSON: {e}"),
-    })?;
+    };
+    // serde_json's Value keeps the last of two equal keys without a word: refuse them first.
+    serde_json::from_str::<NoDuplicateKeys>(text).map_err(invalid)?;
+    let root: Value = serde_json::from_str(text).map_err(invalid)?;
     let Value::Object(root) = root else {
         return err("(root)", "expected a JSON object with keys assignor, topics, members");
     };
@@ -165,11 +174,20 @@ fn parse_topics(v: Option<&Value>) -> Result<Vec<Topic>, RequestError> {
         );
     };
     let mut sorted = BTreeMap::new();
+    let mut total: u64 = 0;
     for (name, count) in obj {
         if name.is_empty() {
             return err("topics", "a topic name is empty");
         }
-        let partitions = optional_u32(Some(count), &format!("topics.{name}"))?.unwrap_or(0);
+        let key = format!("topics.{name}");
+        let Some(partitions) = count.as_u64().and_then(|n| u32::try_from(n).ok()) else {
+            return err(key, format!("{count} is not a partition count: an integer from 0"));
+        };
+        total += u64::from(partitions);
+        if total > MAX_PARTITIONS {
+            let msg = format!("brings the partitions to {total}: at most {MAX_PARTITIONS} in all");
+            return err(key, msg);
+        }
         sorted.insert(name.clone(), partitions);
     }
     Ok(sorted.into_iter().map(|(name, partitions)| Topic { name, partitions }).collect())
@@ -188,11 +206,28 @@ fn parse_members(
             "expected an array of members, e.g. [{\"id\": \"c1\", \"topics\": [\"t1\"]}]",
         );
     };
+    if items.len() > MAX_MEMBERS {
+        return err("members", format!("{} members: at most {MAX_MEMBERS}", items.len()));
+    }
     let mut members: Vec<Member> = Vec::with_capacity(items.len());
+    let mut ids = BTreeSet::new();
+    let mut node_ids = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {
         let member = parse_member(item, &format!("members[{i}]"), topics, source_count, skipped)?;
-        if members.iter().any(|m| m.id == member.id) {
+        if !ids.insert(member.id.clone()) {
             return err(format!("members[{i}].id"), format!("duplicate member id `{}`", member.id));
+        }
+        if let Some(node) = member.node_id {
+            if let Some(first) = node_ids.insert(node, i) {
+                let msg = format!("node_id {node} is also members[{first}]'s: one member per node");
+                return err(format!("members[{i}].node_id"), msg);
+            }
+        } else if let Some(sc) = source_count {
+            let msg = format!(
+                "missing: with source_count every member needs a node_id from 0 to {}",
+                sc - 1
+            );
+            return err(format!("members[{i}].node_id"), msg);
         }
         members.push(member);
     }
@@ -361,6 +396,59 @@ pub fn render_assignment(input: &GroupInput, assignment: &GroupAssignment) -> St
 /// A JSON string literal.
 fn json_string(s: &str) -> String {
     Value::String(s.to_string()).to_string()
+}
+
+/// Any JSON value, refused when an object has the same key twice (serde_json's `Value` keeps
+/// the last one silently).
+struct NoDuplicateKeys;
+
+impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicateKeys {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut keys = BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !keys.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!("duplicate key `{key}`")));
+            }
+            map.next_value::<NoDuplicateKeys>()?;
+        }
+        Ok(NoDuplicateKeys)
+    }
 }
 
 #[cfg(test)]

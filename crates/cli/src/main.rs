@@ -14,11 +14,14 @@ mod commands;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
+
+/// `--version`: the package version and the commit the binary was built from (lab's build.rs).
+const VERSION: &str = lab::sweep_manifest::VERSION_AND_COMMIT;
 use std::process::ExitCode;
 
 /// Deterministic discrete-event simulator of Kafka-style consumer-group rebalances.
 #[derive(Parser, Debug)]
-#[command(name = "rebalance-sim", version, about, long_about = None)]
+#[command(name = "rebalance-sim", version = VERSION, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,8 +47,25 @@ enum Command {
     Chaos(commands::chaos::Args),
 }
 
+/// On SIGINT or SIGTERM: remove the run's staging folder (report::run_folder), then end as
+/// the signal would have (its default action), so no temporary is left behind.
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return; // without a handler the default action still ends the process
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            report::run_folder::remove_registered();
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    clean_up_on_signals();
     let outcome = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Validate(args) => commands::validate::run(args),

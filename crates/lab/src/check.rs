@@ -10,13 +10,18 @@
 //! [[sweep]]                    # a `rebalance-sim sweep` output folder
 //! sweep = "../sims/sweeps/session-timeout.toml"
 //! dir = "sweeps/session-timeout-vs-protocol"
+//! relative = 0.05              # optional: else the sweep file's [check] table
+//! absolute = 0.001
 //! ```
 //!
-//! A run baseline is re-run with each summary row's protocol and seed and compared exactly,
-//! column by column. A sweep baseline is re-run in memory with the baseline's replication count
-//! and its `aggregate.csv` means are compared with the tolerance recorded in its
-//! `manifest.json`: a mean moved if `|new - old| > absolute + relative * |old|`. Rows that
-//! appear or disappear count as moved too.
+//! A run baseline is re-run under every protocol its scenario lists, with the summary rows'
+//! seed, and compared exactly, column by column. A sweep baseline is re-run in memory with the
+//! baseline's replication count and its `aggregate.csv` means are compared within the
+//! tolerance of the check file's entry (or, without one there, of the sweep file): never the
+//! tolerance recorded in the baseline's `manifest.json`, which is part of what is checked. A
+//! mean moved if `|new - old| > absolute + relative * |old|`. Rows that appear or disappear
+//! count as moved too; a baseline file without its header, with missing columns or with a
+//! row twice is bad input (it cannot be compared).
 
 use crate::sweep::{execute, LabError, RunFn, SweepPlan};
 use crate::sweep_manifest::{Manifest, ToleranceJson, MANIFEST_JSON};
@@ -33,7 +38,7 @@ pub const CHECK_TOML: &str = "results/check.toml";
 pub const SUMMARY_CSV: &str = "summary.csv";
 
 /// What a baseline re-runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum BaselineKind {
     /// `rebalance-sim run SCENARIO --seed <row seed> --protocol <row protocol>`.
     Run {
@@ -44,11 +49,14 @@ pub enum BaselineKind {
     Sweep {
         /// The sweep file.
         sweep: PathBuf,
+        /// The check file's tolerance for it (`relative`, `absolute`); `None`: the sweep
+        /// file's `[check]`.
+        tolerance: Option<ToleranceJson>,
     },
 }
 
 /// One committed reference result.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Baseline {
     /// The folder holding the reference output.
     pub dir: PathBuf,
@@ -129,8 +137,10 @@ fn baseline_entry(
 ) -> Result<Baseline, String> {
     let allowed = format!("a table with `{field}` and `dir` (paths relative to the check file)");
     let t = entry.as_table().ok_or_else(|| allowed.clone())?;
-    if let Some(k) = t.keys().find(|k| *k != field && *k != "dir") {
-        return Err(format!("unknown key `{k}`; allowed: {field}, dir"));
+    let keys: &[&str] =
+        if kind == "run" { &[field, "dir"] } else { &[field, "dir", "relative", "absolute"] };
+    if let Some(k) = t.keys().find(|k| !keys.contains(&k.as_str())) {
+        return Err(format!("unknown key `{k}`; allowed: {}", keys.join(", ")));
     }
     let get = |k: &str| {
         t.get(k).and_then(|v| v.as_str()).map(|s| dir.join(s)).ok_or_else(|| allowed.clone())
@@ -139,9 +149,33 @@ fn baseline_entry(
     let kind = if kind == "run" {
         BaselineKind::Run { scenario: file }
     } else {
-        BaselineKind::Sweep { sweep: file }
+        BaselineKind::Sweep { sweep: file, tolerance: entry_tolerance(t)? }
     };
     Ok(Baseline { dir: out, kind })
+}
+
+/// `relative` and `absolute` of a `[[sweep]]` entry: both or neither, numbers >= 0.
+fn entry_tolerance(t: &toml::Table) -> Result<Option<ToleranceJson>, String> {
+    let number = |k: &str| -> Result<Option<f64>, String> {
+        let x = match t.get(k) {
+            None => return Ok(None),
+            Some(toml::Value::Float(f)) => *f,
+            Some(toml::Value::Integer(i)) => *i as f64,
+            Some(v) => return Err(format!("`{k}` = {v}: a number >= 0")),
+        };
+        if x.is_finite() && x >= 0.0 {
+            Ok(Some(x))
+        } else {
+            Err(format!("`{k}` = {x}: a number >= 0"))
+        }
+    };
+    match (number("relative")?, number("absolute")?) {
+        (Some(relative), Some(absolute)) => Ok(Some(ToleranceJson { relative, absolute })),
+        (None, None) => Ok(None),
+        _ => Err("give both `relative` and `absolute`, or neither (then the sweep file's \
+                  [check] applies)"
+            .into()),
+    }
 }
 
 /// A small CSV table kept as text, for comparing files column by column.
@@ -164,6 +198,51 @@ impl TextTable {
             rows.push(rec.map_err(bad)?.iter().map(str::to_string).collect());
         }
         Ok(TextTable { header, rows })
+    }
+
+    /// Checks that a baseline file has every column of `expected` and no row key twice: a
+    /// baseline that fails this cannot be compared (an empty, truncated or edited file).
+    pub fn require_complete(
+        &self,
+        what: &str,
+        expected: &[String],
+        key_cols: &[&str],
+    ) -> Result<(), LabError> {
+        if self.header.iter().all(|h| h.is_empty()) {
+            return Err(LabError::input(format!(
+                "{what}: the baseline is empty: expected a header ({}) and its rows; \
+                 regenerate it (scripts/regenerate-results.sh)",
+                expected.join(",")
+            )));
+        }
+        let missing: Vec<&str> =
+            expected.iter().filter(|c| !self.header.contains(c)).map(String::as_str).collect();
+        if !missing.is_empty() {
+            return Err(LabError::input(format!(
+                "{what}: the baseline has no column {}; regenerate it \
+                 (scripts/regenerate-results.sh)",
+                missing.join(", ")
+            )));
+        }
+        let keyed = self.keyed(key_cols);
+        if keyed.len() != self.rows.len() {
+            let mut seen = std::collections::BTreeSet::new();
+            let twice = self
+                .rows
+                .iter()
+                .map(|r| self.key_of(r, key_cols))
+                .find(|k| !seen.insert(k.clone()));
+            return Err(LabError::input(format!(
+                "{what}: the baseline has the row `{}` twice",
+                twice.unwrap_or_default()
+            )));
+        }
+        Ok(())
+    }
+
+    fn key_of(&self, row: &[String], key_cols: &[&str]) -> String {
+        let idx = key_cols.iter().filter_map(|k| self.header.iter().position(|h| h == k));
+        idx.map(|i| row[i].as_str()).collect::<Vec<_>>().join(" ")
     }
 
     fn keyed(&self, key_cols: &[&str]) -> BTreeMap<String, BTreeMap<String, String>> {
@@ -256,31 +335,35 @@ where
     let bytes =
         std::fs::read(&path).map_err(|e| LabError::input(format!("{}: {e}", path.display())))?;
     let old = TextTable::parse(&bytes, &path.display().to_string())?;
+    let header: Vec<String> = SummaryRow::COLUMNS.iter().map(|c| c.to_string()).collect();
+    let keys = ["protocol", "assignor", "static_membership"];
+    old.require_complete(&path.display().to_string(), &header, &keys)?;
     let baseline: Vec<SummaryRow> =
         report::csv_out::read_rows(&path).map_err(|e| LabError::input(e.to_string()))?;
     let scenario = load(scenario_path).map_err(LabError::Input)?;
+    let seed = run_seed_of(&baseline, &scenario, &path)?;
     let mut rows = Vec::new();
     let mut report = CheckReport { baselines: 1, ..CheckReport::default() };
     for b in &baseline {
         let label = protocol_label(b);
-        let Some(spec) = scenario.protocols.iter().find(|p| p.to_string() == label) else {
+        if !scenario.protocols.iter().any(|p| p.to_string() == label) {
             report.notes.push(format!(
                 "{}: protocol {label} is no longer in {}",
                 dir.display(),
                 scenario_path.display()
             ));
-            continue;
-        };
-        let new = run(&scenario, *spec, b.seed)
-            .map_err(|e| LabError::Run(format!("{label} seed {}: {e}", b.seed)))?;
+        }
+    }
+    // Every protocol the scenario lists, so a row deleted from the baseline shows as new.
+    for spec in &scenario.protocols {
+        let new = run(&scenario, *spec, seed)
+            .map_err(|e| LabError::Run(format!("{spec} seed {seed}: {e}")))?;
         let summary = new.summary.ok_or_else(|| {
-            LabError::Run(format!("{label} seed {}: the run reported no summary row", b.seed))
+            LabError::Run(format!("{spec} seed {seed}: the run reported no summary row"))
         })?;
         rows.push(summary_fields(&summary));
     }
-    let header = SummaryRow::COLUMNS.iter().map(|c| c.to_string()).collect();
     let new = TextTable { header, rows };
-    let keys = ["protocol", "assignor", "static_membership"];
     let (compared, moved) = compare_tables(
         &dir.display().to_string(),
         &old,
@@ -294,11 +377,27 @@ where
     Ok(report)
 }
 
-/// Re-runs a sweep baseline in memory and compares its aggregate means within the tolerance
-/// of the baseline's manifest.
+/// The seed a run baseline was made with: its rows' (one `run` gives every row the same
+/// seed), or the scenario's when it has no rows.
+fn run_seed_of(rows: &[SummaryRow], scenario: &Scenario, path: &Path) -> Result<u64, LabError> {
+    let Some(first) = rows.first() else { return Ok(scenario.seed) };
+    match rows.iter().find(|r| r.seed != first.seed) {
+        None => Ok(first.seed),
+        Some(other) => Err(LabError::input(format!(
+            "{}: rows with seeds {} and {}: a baseline is one `run` (one seed for every row)",
+            path.display(),
+            first.seed,
+            other.seed
+        ))),
+    }
+}
+
+/// Re-runs a sweep baseline in memory and compares its aggregate means within `tolerance` (the
+/// check file's), or else the sweep file's `[check]`; never the baseline manifest's.
 pub fn check_sweep<E, P, F>(
     dir: &Path,
     sweep: &Path,
+    tolerance: Option<ToleranceJson>,
     parse: P,
     run: &F,
     jobs: usize,
@@ -329,17 +428,24 @@ where
     let new = TextTable::parse(&aggregate_csv(&plan.manifest, &records)?, "re-run")?;
     let old = TextTable::parse(&old_bytes, &agg_path.display().to_string())?;
     let mut keys = vec!["cell"];
-    keys.extend(old_manifest.grid_keys.iter().map(String::as_str));
+    keys.extend(plan.manifest.grid_keys.iter().map(String::as_str));
     keys.extend(["protocol", "assignor", "static_membership"]);
+    old.require_complete(&agg_path.display().to_string(), &new.header, &keys)?;
+    let tolerance = tolerance.unwrap_or(plan.manifest.tolerance);
+    if old_manifest.tolerance != tolerance {
+        report.notes.push(format!(
+            "{}: manifest.json records the tolerance relative {} absolute {}; checked with the \
+             check file's (or sweep file's) relative {} absolute {}",
+            dir.display(),
+            old_manifest.tolerance.relative,
+            old_manifest.tolerance.absolute,
+            tolerance.relative,
+            tolerance.absolute
+        ));
+    }
     let is_mean = |c: &str| c.ends_with("_mean");
-    let (compared, moved) = compare_tables(
-        &dir.display().to_string(),
-        &old,
-        &new,
-        &keys,
-        &is_mean,
-        Some(old_manifest.tolerance),
-    );
+    let (compared, moved) =
+        compare_tables(&dir.display().to_string(), &old, &new, &keys, &is_mean, Some(tolerance));
     report.compared = compared;
     report.moved = moved;
     Ok(report)

@@ -198,8 +198,10 @@ pub fn all_runs(manifest: &Manifest) -> Vec<RunKey> {
 }
 
 fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, LabError> {
-    std::fs::read(path)
-        .map_err(|e| LabError::input(format!("{}: cannot read the {what}: {e}", path.display())))
+    scenario::limits::read_capped(path).map_err(|e| {
+        let e = e.replacen("the file", &format!("the {what}"), 1);
+        LabError::input(format!("{}: {e}", path.display()))
+    })
 }
 
 fn messages<E: fmt::Display>(errors: Vec<E>) -> LabError {

@@ -145,21 +145,18 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The git commit of the working directory (`git rev-parse HEAD`), or `unknown`.
+/// The commit the binary was built from (embedded by `build.rs` with `git rev-parse HEAD` at
+/// build time; `unknown` when built outside a git checkout). The same binary gives the same
+/// value from any folder, so shards run elsewhere merge.
 pub fn git_commit() -> String {
-    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output();
-    match out {
-        Ok(o) if o.status.success() => {
-            let text = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if text.is_empty() {
-                "unknown".into()
-            } else {
-                text
-            }
-        }
-        _ => "unknown".into(),
-    }
+    GIT_COMMIT.to_string()
 }
+
+/// The embedded commit (see [`git_commit`]).
+pub const GIT_COMMIT: &str = env!("REBALANCE_SIM_GIT_COMMIT");
+/// `<version> (<commit>)`, as `rebalance-sim --version` prints it.
+pub const VERSION_AND_COMMIT: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("REBALANCE_SIM_GIT_COMMIT"), ")");
 
 #[cfg(test)]
 mod tests {

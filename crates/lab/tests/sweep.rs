@@ -314,19 +314,25 @@ fn check_catches_a_deliberate_change() {
     let metrics: Vec<&str> = moved.iter().map(|m| m.metric.as_str()).collect();
     assert_eq!(metrics, vec!["records_processed", "records_reprocessed"]);
 
-    let BaselineKind::Sweep { sweep } = &baselines[1].kind else { panic!("sweep second") };
-    let same = check_sweep(&baselines[1].dir, sweep, scenario::from_table, &fake, 2).unwrap();
+    let BaselineKind::Sweep { sweep, tolerance } = &baselines[1].kind else {
+        panic!("sweep second")
+    };
+    let same =
+        check_sweep(&baselines[1].dir, sweep, *tolerance, scenario::from_table, &fake, 2).unwrap();
     assert!(same.moved.is_empty(), "{:?}", same.moved);
     // 8 aggregate rows x 18 metric means.
     assert_eq!(same.compared, 8 * 18);
     // +1 reprocessed record on means of 30..42 is below the default 5% tolerance ...
-    let small = check_sweep(&baselines[1].dir, sweep, scenario::from_table, &changed, 2).unwrap();
+    let small =
+        check_sweep(&baselines[1].dir, sweep, *tolerance, scenario::from_table, &changed, 2)
+            .unwrap();
     assert!(small.moved.is_empty(), "{:?}", small.moved);
     // ... +10 is not (10 / 36 > 5%); records_processed means (~3630) move by only 0.3%.
     let big = |s: &Scenario, p: ProtocolSpec, seed: u64| {
         Ok(RunReport { summary: Some(fake_summary(s, p, seed, 10)), ..RunReport::default() })
     };
-    let r = check_sweep(&baselines[1].dir, sweep, scenario::from_table, &big, 2).unwrap();
+    let r =
+        check_sweep(&baselines[1].dir, sweep, *tolerance, scenario::from_table, &big, 2).unwrap();
     assert_eq!(r.moved.len(), 8);
     assert!(r.moved.iter().all(|m| m.metric == "records_reprocessed_mean"));
     let table = lab::check::format_moved(&r.moved);

@@ -6,6 +6,7 @@ pub mod charts;
 pub mod csv_out;
 mod direct_write;
 mod row_buffer;
+pub mod run_folder;
 pub mod sweep_charts;
 #[cfg(test)]
 mod test_rows;

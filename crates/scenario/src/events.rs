@@ -206,6 +206,8 @@ struct Roster {
     down: BTreeMap<String, SimTime>,
     /// Every name that was ever a member.
     ever: BTreeSet<String>,
+    /// Member-steps of the `scale` events so far (bounded by `limits::MAX_SCALE_WORK`).
+    scale_work: u64,
 }
 
 impl Roster {
@@ -337,6 +339,25 @@ fn require_live(ctx: &mut Ctx<'_>, roster: &Roster, parsed: &Parsed<'_>, member:
 }
 
 fn scale(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, target: u32) {
+    let present = (roster.live.len() + roster.down.len()) as u64;
+    let work = present + present.abs_diff(u64::from(target));
+    roster.scale_work = roster.scale_work.saturating_add(work);
+    if roster.scale_work > limits::MAX_SCALE_WORK {
+        if roster.scale_work - work <= limits::MAX_SCALE_WORK {
+            let message = format!(
+                "the scale events up to this one touch {} member-steps (each counts the \
+                 members present and those added or removed)",
+                roster.scale_work
+            );
+            let allowed = format!(
+                "at most {} member-steps over all scale events: fewer scale events or smaller \
+                 groups",
+                limits::MAX_SCALE_WORK
+            );
+            ctx.at(parsed.field_node("members"), &parsed.key("members"), message, Some(&allowed));
+        }
+        return;
+    }
     let down: BTreeSet<String> = roster.down.keys().cloned().collect();
     match scale_plan(&roster.live, &down, target as usize) {
         Ok(plan) => {

@@ -40,22 +40,30 @@ const GROUP_KEYS: &[&str] = &["members", "static_membership"];
 
 /// Reads and validates the scenario file at `path`.
 pub fn load(path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
-    match std::fs::read_to_string(path) {
+    let whole_file = |message: String| ScenarioError {
+        file: path.to_path_buf(),
+        line: None,
+        col: None,
+        key: String::new(),
+        message,
+        allowed: None,
+    };
+    let bytes = crate::limits::read_capped(path).map_err(|m| vec![whole_file(m)])?;
+    match String::from_utf8(bytes) {
         Ok(text) => parse_str(&text, path),
-        Err(e) => Err(vec![ScenarioError {
-            file: path.to_path_buf(),
-            line: None,
-            col: None,
-            key: String::new(),
-            message: format!("cannot read the file: {e}"),
-            allowed: None,
-        }]),
+        Err(e) => Err(vec![whole_file(format!("cannot read the file: not UTF-8 text ({e})"))]),
     }
 }
 
 /// Validates scenario `text`; `path` names it in messages and becomes `Scenario::source`.
 pub fn parse_str(text: &str, path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
     let mut ctx = Ctx::new(path, Some(text));
+    if too_many_event_tables(text) {
+        let max = crate::limits::MAX_EVENTS;
+        let message = format!("more than {max} [[event]] tables");
+        ctx.error(None, "event", message, Some(format!("at most {max} events")));
+        return Err(ctx.errors);
+    }
     match tree::parse_text(text) {
         Ok(root) => build(&mut ctx, &root, path),
         Err((message, span)) => {
@@ -64,6 +72,20 @@ pub fn parse_str(text: &str, path: &Path) -> Result<Scenario, Vec<ScenarioError>
             Err(ctx.errors)
         }
     }
+}
+
+/// Counts `[[event]]` headers before the TOML is parsed (a parse costs memory in proportion to
+/// the entries): whether there are more than the limit.
+fn too_many_event_tables(text: &str) -> bool {
+    let max = crate::limits::MAX_EVENTS;
+    let count = text
+        .lines()
+        .filter(|l| {
+            l.trim_start().strip_prefix("[[").is_some_and(|r| r.trim_start().starts_with("event"))
+        })
+        .take(max + 1)
+        .count();
+    count > max
 }
 
 /// Validates an in-memory table (a sweep's base after its dotted overrides); messages carry

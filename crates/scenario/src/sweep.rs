@@ -132,7 +132,8 @@ pub struct CellTable {
 /// One cell with its validated scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cell {
-    /// Stable id: 8 hex digits of a hash of [`CellTable::canonical`].
+    /// Stable id: 8 hex digits of a hash of [`CellTable::canonical`] (see [`cell_ids`] for
+    /// the rare cells of one grid that share them).
     pub id: String,
     /// Position in grid order.
     pub index: usize,
@@ -387,7 +388,63 @@ fn parse_grid(table: &Table, file: &Path, errors: &mut Vec<SweepError>) -> Vec<G
             }
         }
     }
+    errors.extend(conflicting_axes(&axes, file));
     axes
+}
+
+/// Two grid keys that set the same value (`topic.rate` and `topic.0.rate`, `topic.0.rate` and
+/// `topic.00.rate`) or a value and a table around it (`consumer.config` and
+/// `consumer.config.session.timeout.ms`): the later axis would overwrite the earlier one, and
+/// the rows would be labelled with a value the runs did not use. O(n log n) in the axes.
+fn conflicting_axes(axes: &[GridAxis], file: &Path) -> Vec<SweepError> {
+    use std::collections::BTreeMap;
+    let mut errors = Vec::new();
+    // Plain keys: a full path (tables then key) conflicts with an equal path or a prefix.
+    let mut full: BTreeMap<Vec<&str>, &str> = BTreeMap::new();
+    let mut prefixes: BTreeMap<Vec<&str>, &str> = BTreeMap::new();
+    // Array keys: (array, key) -> the `every entry` axis, and (array, key, index) -> axis.
+    let mut every: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    let mut first: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    let mut indexed: BTreeMap<(&str, &str, usize), &str> = BTreeMap::new();
+    for axis in axes {
+        let path = &axis.path;
+        let clash = match &path.array {
+            Some((array, index)) => {
+                let slot = (array.as_str(), path.key.as_str());
+                let clash = match index {
+                    None => first.get(&slot).copied(),
+                    Some(i) => every.get(&slot).or(indexed.get(&(slot.0, slot.1, *i))).copied(),
+                };
+                first.entry(slot).or_insert(&axis.key);
+                match index {
+                    None => every.entry(slot).or_insert(&axis.key),
+                    Some(i) => indexed.entry((slot.0, slot.1, *i)).or_insert(&axis.key),
+                };
+                clash
+            }
+            None => {
+                let mut segments: Vec<&str> = path.tables.iter().map(String::as_str).collect();
+                segments.push(&path.key);
+                let clash = full
+                    .get(&segments)
+                    .or(prefixes.get(&segments))
+                    .or((1..segments.len()).find_map(|n| full.get(&segments[..n])))
+                    .copied();
+                for n in 1..segments.len() {
+                    prefixes.entry(segments[..n].to_vec()).or_insert(&axis.key);
+                }
+                full.entry(segments).or_insert(&axis.key);
+                clash
+            }
+        };
+        if let Some(other) = clash {
+            let msg = format!(
+                "conflicts with `{other}`: both set the same scenario value; keep one of the two"
+            );
+            errors.push(SweepError::new(file, &format!("grid.\"{}\"", axis.key), msg));
+        }
+    }
+    errors
 }
 
 fn duplicate(values: &[Value]) -> Option<String> {
@@ -430,15 +487,33 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
+/// The number of cells of the grid, in checked arithmetic: an error when cells x seeds
+/// exceeds [`MAX_RUNS`] (or overflows on the way there).
+pub fn cell_count(sweep: &SweepFile) -> Result<usize, String> {
+    let too_many = |cells: &str| {
+        format!(
+            "{cells} cells x {} seeds is more than {MAX_RUNS} runs: remove values from the grid \
+             or lower `seeds`",
+            sweep.seeds
+        )
+    };
+    let cells = sweep.grid.iter().try_fold(1u64, |cells, axis| {
+        u64::try_from(axis.values.len()).ok().and_then(|n| cells.checked_mul(n))
+    });
+    let Some(cells) = cells else {
+        return Err(too_many(&format!("more than {}", u64::MAX)));
+    };
+    if cells.saturating_mul(u64::from(sweep.seeds)) > MAX_RUNS {
+        return Err(too_many(&cells.to_string()));
+    }
+    usize::try_from(cells).map_err(|_| too_many(&cells.to_string()))
+}
+
 /// Applies every combination of grid values (first axis slowest) and the sweep's protocols to
 /// the base scenario table.
 pub fn expand_grid(sweep: &SweepFile, base: &Table) -> Result<Vec<CellTable>, Vec<SweepError>> {
-    let total = sweep.grid.iter().map(|a| a.values.len() as u64).product::<u64>();
-    let runs = total.saturating_mul(u64::from(sweep.seeds));
-    if runs > MAX_RUNS {
-        let msg = format!("{total} cells x {} seeds is more than {MAX_RUNS} runs", sweep.seeds);
-        return Err(vec![SweepError::new(&sweep.source, "grid", msg)]);
-    }
+    let total =
+        cell_count(sweep).map_err(|msg| vec![SweepError::new(&sweep.source, "grid", msg)])?;
     let mut base = base.clone();
     if let Some(protocols) = &sweep.protocols {
         let list = protocols.iter().map(|p| Value::String(p.clone())).collect();
@@ -446,7 +521,7 @@ pub fn expand_grid(sweep: &SweepFile, base: &Table) -> Result<Vec<CellTable>, Ve
     }
     let mut cells = Vec::new();
     let mut errors = Vec::new();
-    for index in 0..total as usize {
+    for index in 0..total {
         match cell_table(sweep, &base, index) {
             Ok(cell) => cells.push(cell),
             Err(e) => errors.push(e),
@@ -515,6 +590,35 @@ pub fn set_path(root: &mut Table, path: &GridPath, value: Value) -> Result<(), S
     Ok(())
 }
 
+/// The cells' ids, in their order: [`CellTable::id`] (8 hex digits) where no other cell of
+/// the grid has the same one, which is nearly always; the cells sharing one get it followed by
+/// `-` and their rank in the sorted order of their canonical texts (`63eb95e1-0`,
+/// `63eb95e1-1`). Distinct by construction: a suffixed id has a `-`, a plain one has not, and
+/// two cells of a grid never have the same canonical text (a grid lists no value twice).
+pub fn cell_ids(cells: &[CellTable]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let canonicals: Vec<String> = cells.iter().map(CellTable::canonical).collect();
+    let short: Vec<String> = cells.iter().map(CellTable::id).collect();
+    let mut sharing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (id, canonical) in short.iter().zip(&canonicals) {
+        sharing.entry(id).or_default().push(canonical);
+    }
+    for group in sharing.values_mut() {
+        group.sort_unstable();
+    }
+    short
+        .iter()
+        .zip(&canonicals)
+        .map(|(id, canonical)| match &sharing[id.as_str()][..] {
+            [_] => id.clone(),
+            group => {
+                let rank = group.binary_search(&canonical.as_str()).unwrap_or_default();
+                format!("{id}-{rank}")
+            }
+        })
+        .collect()
+}
+
 /// Validates every cell's table with `parse` (`scenario::from_table` in the binary). Scenario
 /// errors are reported against the sweep file, naming the cell's grid values.
 pub fn build_cells<E, P>(
@@ -527,9 +631,9 @@ where
     P: Fn(Table, &Path) -> Result<Scenario, Vec<E>>,
 {
     let mut out = Vec::new();
-    let mut ids: Vec<(String, String)> = Vec::new();
-    for cell in cells {
-        let (id, canonical) = (cell.id(), cell.canonical());
+    let ids = cell_ids(&cells);
+    for (cell, id) in cells.into_iter().zip(ids) {
+        let canonical = cell.canonical();
         let scenario = parse(cell.table.clone(), &sweep.base).map_err(|errs| {
             let at = if canonical.is_empty() {
                 "base".to_string()
@@ -540,13 +644,6 @@ where
                 .map(|e| SweepError::new(&sweep.source, "grid", format!("cell {at}: {e}")))
                 .collect::<Vec<_>>()
         })?;
-        if let Some((_, other)) = ids.iter().find(|(i, c)| *i == id && *c != canonical) {
-            let msg = format!(
-                "cells `{other}` and `{canonical}` hash to the same id {id}: change a value"
-            );
-            return Err(vec![SweepError::new(&sweep.source, "grid", msg)]);
-        }
-        ids.push((id.clone(), canonical.clone()));
         let params = cell.params.iter().map(|(k, v)| (k.clone(), value_text(v))).collect();
         out.push(Cell { id, index: cell.index, params, canonical, table: cell.table, scenario });
     }
@@ -701,5 +798,101 @@ mod tests {
         assert_eq!(value_text(&Value::Integer(45000)), "45000");
         assert_eq!(value_text(&Value::Float(0.5)), "0.5");
         assert_eq!(value_text(&Value::Boolean(true)), "true");
+    }
+
+    fn grid_of(axes: &[(&str, usize)]) -> String {
+        let mut text = String::from("base = \"b\"\n[grid]\n");
+        for (key, n) in axes {
+            let values: Vec<String> = (0..*n).map(|v| v.to_string()).collect();
+            text.push_str(&format!("\"{key}\" = [{}]\n", values.join(", ")));
+        }
+        text
+    }
+
+    #[test]
+    fn cell_counts_that_overflow_are_refused_not_wrapped() {
+        let base: Table = BASE.parse().unwrap();
+        // 64 keys x 2 values: 2^64 cells, which a wrapping product made 0.
+        let keys: Vec<String> = (0..64).map(|i| format!("consumer.config.k{i}")).collect();
+        let axes: Vec<(&str, usize)> = keys.iter().map(|k| (k.as_str(), 2)).collect();
+        let err = expand_grid(&sweep(&grid_of(&axes)), &base).unwrap_err();
+        assert_eq!(
+            err[0].to_string(),
+            "sims/sweeps/s.toml: key `grid`: more than 18446744073709551615 cells x 1 seeds is more than 1000000 \
+             runs: remove values from the grid or lower `seeds`"
+        );
+        // 2^64 x 101 cells (a wrapping product: 0).
+        let mut axes = axes.clone();
+        axes.push(("consumer.config.x", 101));
+        let err = expand_grid(&sweep(&grid_of(&axes)), &base).unwrap_err();
+        assert!(err[0].message.starts_with("more than 18446744073709551615 cells"), "{err:?}");
+        let err = expand_grid(&sweep(&grid_of(&axes[40..])), &base).unwrap_err();
+        assert!(err[0].message.starts_with("1694498816 cells x 1 seeds"), "{err:?}");
+        // Cells within the limit, seeds past it.
+        let text = grid_of(&[("consumer.config.a", 1000), ("consumer.config.b", 100)]);
+        let mut s = sweep(&text);
+        assert_eq!(cell_count(&s), Ok(100_000));
+        s.seeds = 11;
+        assert!(cell_count(&s).unwrap_err().starts_with("100000 cells x 11 seeds"));
+        s.seeds = 10;
+        assert_eq!(cell_count(&s), Ok(100_000));
+    }
+
+    #[test]
+    fn cells_whose_short_ids_collide_get_distinct_ids() {
+        // Two cells of this grid hash to the same 8 hex digits (63eb95e1).
+        let s = sweep(
+            "base = \"b\"\n[grid]\n\"group.members\" = [24, 40]\n\"topic.rate\" = [67.0, 660.0]",
+        );
+        let cells = expand_grid(&s, &BASE.parse().unwrap()).unwrap();
+        let short: Vec<String> = cells.iter().map(CellTable::id).collect();
+        let ids = cell_ids(&cells);
+        let colliding: Vec<usize> = (0..4).filter(|&i| short[i] == "63eb95e1").collect();
+        assert_eq!(colliding.len(), 2, "{short:?}");
+        let mut distinct = ids.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{ids:?}");
+        for i in 0..4 {
+            if colliding.contains(&i) {
+                assert!(ids[i].starts_with("63eb95e1-"), "{ids:?}");
+            } else {
+                assert_eq!(ids[i], short[i], "cells that do not collide keep their id");
+            }
+        }
+        // The suffix ranks the canonical texts, so it does not depend on the grid's order.
+        let reversed = sweep(
+            "base = \"b\"\n[grid]\n\"group.members\" = [40, 24]\n\"topic.rate\" = [660.0, 67.0]",
+        );
+        let again = expand_grid(&reversed, &BASE.parse().unwrap()).unwrap();
+        let by_canonical = |cs: &[CellTable], ids: &[String]| {
+            let mut v: Vec<(String, String)> =
+                cs.iter().map(CellTable::canonical).zip(ids.iter().cloned()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(by_canonical(&cells, &ids), by_canonical(&again, &cell_ids(&again)));
+    }
+
+    #[test]
+    fn conflicting_grid_keys_are_refused() {
+        let e = errors("base = \"b\"\n[grid]\n\"topic.rate\" = [1.0]\n\"topic.0.rate\" = [2.0]");
+        assert_eq!(
+            e,
+            vec![
+                "s.toml: key `grid.\"topic.rate\"`: conflicts with `topic.0.rate`: both set \
+                  the same scenario value; keep one of the two"
+            ]
+        );
+        let e = errors("base = \"b\"\n[grid]\n\"topic.0.rate\" = [1.0]\n\"topic.00.rate\" = [2.0]");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("`grid.\"topic.00.rate\"`: conflicts with `topic.0.rate`"), "{e:?}");
+        let e = errors(
+            "base = \"b\"\n[grid]\n\"consumer.config\" = [1]\n\"consumer.config.a.b\" = [2]",
+        );
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("conflicts with `consumer.config`"), "{e:?}");
+        // Different entries, different keys: no conflict.
+        sweep("base = \"b\"\n[grid]\n\"topic.0.rate\" = [1.0]\n\"topic.1.rate\" = [2.0]\n\"topic.partitions\" = [3]");
     }
 }

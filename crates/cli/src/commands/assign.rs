@@ -46,15 +46,28 @@ fn read_input(path: Option<&PathBuf>) -> Result<(String, String), String> {
     match path {
         Some(p) if p.as_os_str() != "-" => {
             let label = p.display().to_string();
-            let text =
-                std::fs::read_to_string(p).map_err(|e| format!("cannot read {label}: {e}"))?;
+            let bytes = scenario::limits::read_capped(p).map_err(|e| {
+                match e.strip_prefix("cannot read the file: ") {
+                    Some(reason) => format!("cannot read {label}: {reason}"),
+                    None => format!("{label}: {e}"),
+                }
+            })?;
+            let text = String::from_utf8(bytes)
+                .map_err(|e| format!("{label}: cannot read the file: not UTF-8 text ({e})"))?;
             Ok((label, text))
         }
         _ => {
+            let max = scenario::limits::MAX_INPUT_BYTES;
             let mut text = String::new();
             std::io::stdin()
+                .take(max + 1)
                 .read_to_string(&mut text)
                 .map_err(|e| format!("cannot read standard input: {e}"))?;
+            if text.len() as u64 > max {
+                return Err(format!(
+                    "<stdin>: larger than {max} bytes, the most an input may hold"
+                ));
+            }
             Ok(("<stdin>".to_string(), text))
         }
     }

@@ -60,8 +60,8 @@ pub fn run(args: Args) -> Outcome {
 fn check_one(b: &Baseline, jobs: usize) -> Result<CheckReport, LabError> {
     match &b.kind {
         BaselineKind::Run { scenario } => check_run(&b.dir, scenario, &load, &model_run),
-        BaselineKind::Sweep { sweep } => {
-            check_sweep(&b.dir, sweep, scenario::from_table, &model_run, jobs)
+        BaselineKind::Sweep { sweep, tolerance } => {
+            check_sweep(&b.dir, sweep, *tolerance, scenario::from_table, &model_run, jobs)
         }
     }
 }
@@ -88,7 +88,9 @@ fn select(args: &Args) -> Result<Vec<Baseline>, LabError> {
         )])
     })?;
     let sweep = PathBuf::from(manifest.sweep_file);
-    Ok(vec![Baseline { dir: wanted.clone(), kind: BaselineKind::Sweep { sweep } }])
+    // The tolerance is then the sweep file's [check] (never the manifest's).
+    let kind = BaselineKind::Sweep { sweep, tolerance: None };
+    Ok(vec![Baseline { dir: wanted.clone(), kind }])
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

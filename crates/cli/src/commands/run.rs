@@ -1,7 +1,7 @@
 //! `rebalance-sim run SCENARIO.toml [--seed N] [--protocol P]... [--out DIR] [--charts]`: runs
 //! the scenario once per protocol (the file's list, or every `--protocol`), writes the five CSV
-//! files of DESIGN section 7 atomically (default folder `results/<scenario name>/`), optionally
-//! the charts, and prints a side-by-side table (rows = metrics, columns = protocol runs).
+//! files of DESIGN section 7 (default folder `results/<scenario name>/`) and optionally the
+//! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side table (rows = metrics, columns = protocol runs).
 //!
 //! Bad input (an invalid file, an unknown protocol, a `--protocol` the model does not run yet)
 //! is reported on stderr with exit 2 before anything is written. Protocols of the file's own
@@ -84,19 +84,27 @@ pub fn run(args: Args) -> Outcome {
         return Outcome::BadInput;
     }
     let out = args.out.unwrap_or_else(|| Path::new("results").join(&scenario.name));
-    if let Err(e) = report::csv_out::write_run_outputs(&out, &reports) {
-        eprintln!("error: writing {}: {e}", out.display());
+    if let Err(message) = write_outputs(&out, &reports, args.charts) {
+        eprintln!("error: {message}");
         return Outcome::BadInput;
-    }
-    if args.charts {
-        if let Err(e) = report::charts::draw_run(&out, &reports) {
-            eprintln!("error: drawing charts in {}: {e}", out.display());
-            return Outcome::BadInput;
-        }
     }
     print!("{}", table(&reports));
     println!("wrote {}", out.display());
     Outcome::Ok
+}
+
+/// Writes the CSV files (and the charts) into a staging folder that then replaces `out` in
+/// one rename (report::run_folder): interrupted at any point, `out` holds the old set or the
+/// new one. On an error the staging folder is removed and `out` is left as it was.
+fn write_outputs(out: &Path, reports: &[RunReport], charts: bool) -> Result<(), String> {
+    let failed = |what: &str, e: std::io::Error| format!("{what} {}: {e}", out.display());
+    let stage = report::run_folder::RunFolder::stage(out).map_err(|e| failed("writing", e))?;
+    report::csv_out::write_run_outputs(stage.path(), reports).map_err(|e| failed("writing", e))?;
+    if charts {
+        report::charts::draw_run(stage.path(), reports)
+            .map_err(|e| failed("drawing charts in", e))?;
+    }
+    stage.commit().map_err(|e| failed("writing", e))
 }
 
 /// `--timing`: one line per protocol run on stderr.
