@@ -1090,6 +1090,54 @@ impl Consumer {
 }
 
 impl Consumer {
+    /// Asserts the consumer's invariants (the world runs this after every event in debug
+    /// builds and tests, for every live member); each assert names the one fact that broke.
+    pub fn check_invariants(&self) {
+        if !self.alive {
+            return; // A dead incarnation's state is frozen at its crash.
+        }
+        self.check_poll_loop();
+        self.check_membership();
+    }
+
+    /// The poll loop is in one place at a time: processing a batch, waiting for records in
+    /// poll, or waiting for a synchronous commit's response.
+    fn check_poll_loop(&self) {
+        assert!(
+            !(self.batch.is_some() && self.in_poll),
+            "{}: a batch in progress while waiting in poll",
+            self.name
+        );
+        if let Some(batch) = &self.batch {
+            assert_eq!(
+                batch.epoch, self.epoch,
+                "{}: the batch belongs to the last poll",
+                self.name
+            );
+        }
+    }
+
+    /// The protocol phase agrees with the membership: a generation needs a member id; a
+    /// member without a group never joins one.
+    fn check_membership(&self) {
+        match &self.membership {
+            Membership::Classic | Membership::Kip848(_) => {
+                if matches!(self.phase, Phase::Syncing | Phase::Stable) {
+                    assert!(
+                        self.member_id.is_some(),
+                        "{}: phase {:?} without a member id",
+                        self.name,
+                        self.phase
+                    );
+                }
+            }
+            Membership::Assigned(_) => {
+                assert!(self.member_id.is_none(), "{}: a member id without a group", self.name);
+                assert_eq!(self.phase, Phase::Unjoined, "{}: a phase without a group", self.name);
+            }
+        }
+    }
+
     /// At the end of the run: reports the records of the batch in progress finished by `at`.
     pub fn flush_partial(&self, at: SimTime, out: &mut ConsumerOutbox) {
         if let Some(batch) = &self.batch {

@@ -1031,6 +1031,7 @@ impl<'o> World<'o> {
         let mut holders: BTreeMap<(Tp, i32), &str> = BTreeMap::new();
         for slot in &self.slots {
             let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
+            c.check_invariants();
             let generation = c.owned_generation();
             if generation < 0 {
                 continue;
