@@ -28,7 +28,7 @@
 //! is in the group, reachable and not paused, and every partition is owned by exactly one live
 //! member and consumable; with no live member, the group is Empty.
 
-use model::coordinator::classic::GroupState;
+use model::protocols::classic::GroupState;
 use model::{Conn, MemberView, PartState, Probe, Tp, WorldView};
 use sim_core::SimTime;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

@@ -24,20 +24,16 @@
 
 use crate::processing::ProcessingSampler;
 use crate::records::RecordTimes;
-use crate::tp_table::TpTable;
-use crate::types::{
-    Conn, JoinOk, LeaveReason, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
-};
-use assignors::{AssignorName, GroupInput, Member, Topic};
+use crate::types::{Conn, MemberId, Outbox, SyncOk, ToCoordinator, ToMember, Tp};
+use assignors::{AssignorName, Topic};
 use scenario::{Client, CommitPolicy, OffsetReset};
 use sim_core::{SimRng, SimTime};
 use std::collections::BTreeSet;
 
-mod external;
-mod kip848;
 mod positions;
 mod steps;
 
+pub(crate) use crate::protocols::Membership;
 use positions::Positions;
 pub use steps::{LoopShift, LoopState, SIGNATURE_HEAD};
 
@@ -89,7 +85,7 @@ pub struct ConsumerParams {
 }
 
 impl ConsumerParams {
-    fn auto_commit(&self) -> bool {
+    pub(crate) fn auto_commit(&self) -> bool {
         self.commit == CommitPolicy::Auto && self.enable_auto_commit
     }
 }
@@ -299,19 +295,19 @@ pub enum Phase {
 }
 
 #[derive(Clone, Debug)]
-struct Batch {
-    epoch: u64,
-    parts: Vec<(Tp, u64, usize)>,
-    times: BatchTimes,
-    end: SimTime,
+pub(crate) struct Batch {
+    pub(crate) epoch: u64,
+    pub(crate) parts: Vec<(Tp, u64, usize)>,
+    pub(crate) times: BatchTimes,
+    pub(crate) end: SimTime,
     /// When the poll that returned it ran (its `max.poll.interval.ms` counts from there).
-    polled: SimTime,
+    pub(crate) polled: SimTime,
 }
 
 /// The arrival and end times of a batch's records, in batch order (the parts one after the
 /// other).
 #[derive(Clone, Debug)]
-enum BatchTimes {
+pub(crate) enum BatchTimes {
     /// Record by record.
     Listed { arrivals: Vec<SimTime>, ends: Vec<SimTime> },
     /// Constant processing `each` from `start`: record `k` of the batch ends at
@@ -322,7 +318,7 @@ enum BatchTimes {
 
 impl BatchTimes {
     /// Every time moved `by` later.
-    fn shift(&mut self, by: SimTime) {
+    pub(crate) fn shift(&mut self, by: SimTime) {
         match self {
             BatchTimes::Listed { arrivals, ends } => {
                 arrivals.iter_mut().chain(ends.iter_mut()).for_each(|t| *t += by)
@@ -335,7 +331,7 @@ impl BatchTimes {
     }
 
     /// Sets these times to `base`'s moved `by` later, reusing the buffers of the same form.
-    fn set_shifted(&mut self, base: &BatchTimes, by: SimTime) {
+    pub(crate) fn set_shifted(&mut self, base: &BatchTimes, by: SimTime) {
         match (&mut *self, base) {
             (
                 BatchTimes::Listed { arrivals, ends },
@@ -364,7 +360,7 @@ impl BatchTimes {
 
     /// Whether these are `base`'s times moved `by` later (what `shift` makes of a copy),
     /// compared in place.
-    fn eq_shifted(&self, base: &BatchTimes, by: SimTime) -> bool {
+    pub(crate) fn eq_shifted(&self, base: &BatchTimes, by: SimTime) -> bool {
         match (self, base) {
             (
                 BatchTimes::Listed { arrivals, ends },
@@ -392,7 +388,7 @@ impl BatchTimes {
     }
 
     /// The same times, listed (`parts` gives each part's record count).
-    fn to_listed(&self, parts: &[(Tp, u64, usize)]) -> BatchTimes {
+    pub(crate) fn to_listed(&self, parts: &[(Tp, u64, usize)]) -> BatchTimes {
         let (mut arrivals, mut ends) = (Vec::new(), Vec::new());
         let mut index = 0;
         for (part, (_, _, count)) in parts.iter().enumerate() {
@@ -408,7 +404,7 @@ impl BatchTimes {
     /// `index`. Listed times of one or two records are given as progressions (no allocation:
     /// with random arrivals and processing most parts have a record or two; both forms mean
     /// the same times).
-    fn of_part(&self, part: usize, index: usize, count: u64) -> RecordTimes {
+    pub(crate) fn of_part(&self, part: usize, index: usize, count: u64) -> RecordTimes {
         match self {
             BatchTimes::Listed { arrivals, ends } if (1..=2).contains(&count) => {
                 // A part's records are consecutive offsets processed in order: neither their
@@ -437,7 +433,7 @@ impl BatchTimes {
     }
 
     /// Of the `count` records from batch index `index`, how many end by `cut`.
-    fn done_by(&self, index: usize, count: usize, cut: SimTime) -> usize {
+    pub(crate) fn done_by(&self, index: usize, count: usize, cut: SimTime) -> usize {
         match self {
             BatchTimes::Listed { ends, .. } => {
                 ends[index..index + count].iter().take_while(|e| **e <= cut).count()
@@ -456,43 +452,43 @@ impl BatchTimes {
 }
 
 /// Position sentinel: `auto.offset.reset = none` with no committed offset: never fetched.
-const NO_POSITION: u64 = u64::MAX;
+pub(crate) const NO_POSITION: u64 = u64::MAX;
 
 /// One incarnation of a member.
 #[derive(Clone, Debug)]
 pub struct Consumer {
-    conn: Conn,
-    name: String,
-    params: ConsumerParams,
-    alive: bool,
-    member_id: Option<MemberId>,
-    generation: i32,
-    phase: Phase,
-    rejoin_needed: bool,
-    owned: Positions,
-    owned_generation: i32,
-    pending: Option<SyncOk>,
-    batch: Option<Batch>,
-    in_poll: bool,
-    awaiting_commit: Option<u64>,
-    closing: bool,
-    disconnected: bool,
-    epoch: u64,
-    next_request: u64,
-    last_auto_commit: SimTime,
-    started: SimTime,
+    pub(crate) conn: Conn,
+    pub(crate) name: String,
+    pub(crate) params: ConsumerParams,
+    pub(crate) alive: bool,
+    pub(crate) member_id: Option<MemberId>,
+    pub(crate) generation: i32,
+    pub(crate) phase: Phase,
+    pub(crate) rejoin_needed: bool,
+    pub(crate) owned: Positions,
+    pub(crate) owned_generation: i32,
+    pub(crate) pending: Option<SyncOk>,
+    pub(crate) batch: Option<Batch>,
+    pub(crate) in_poll: bool,
+    pub(crate) awaiting_commit: Option<u64>,
+    pub(crate) closing: bool,
+    pub(crate) disconnected: bool,
+    pub(crate) epoch: u64,
+    pub(crate) next_request: u64,
+    pub(crate) last_auto_commit: SimTime,
+    pub(crate) started: SimTime,
     /// When `poll()` last ran (fast stepping compares loop states relative to it).
-    last_poll: SimTime,
-    cursor: usize,
-    external: Option<external::ExternalState>,
-    kip848: kip848::Kip848State,
+    pub(crate) last_poll: SimTime,
+    pub(crate) cursor: usize,
+    /// The protocol's own client state.
+    pub(crate) membership: Membership,
     /// The buffers of the last finished batch, reused by the next one (not loop state).
-    spare: SpareBatch,
+    pub(crate) spare: SpareBatch,
 }
 
 /// Emptied buffers of a finished batch: a fetch fills them again instead of allocating.
 #[derive(Clone, Debug, Default)]
-struct SpareBatch {
+pub(crate) struct SpareBatch {
     parts: Vec<(Tp, u64, usize)>,
     arrivals: Vec<(SimTime, SimTime)>,
     /// The record-by-record arrivals of a listed batch.
@@ -504,6 +500,7 @@ struct SpareBatch {
 impl Consumer {
     /// A member that has not started yet.
     pub fn new(conn: Conn, name: String, params: ConsumerParams) -> Consumer {
+        let params_mode = params.mode;
         Consumer {
             conn,
             name,
@@ -527,8 +524,7 @@ impl Consumer {
             started: SimTime::ZERO,
             last_poll: SimTime::ZERO,
             cursor: 0,
-            external: None,
-            kip848: kip848::Kip848State::default(),
+            membership: Membership::of_mode(params_mode),
             spare: SpareBatch::default(),
         }
     }
@@ -606,7 +602,7 @@ impl Consumer {
         }
     }
 
-    fn on_start<L: LogView + ?Sized>(
+    pub(crate) fn on_start<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
@@ -620,7 +616,7 @@ impl Consumer {
         self.poll(now, env, out);
     }
 
-    fn on_timer<L: LogView + ?Sized>(
+    pub(crate) fn on_timer<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         timer: ConsumerTimer,
@@ -645,7 +641,7 @@ impl Consumer {
                 }
             }
             ConsumerTimer::AutoCommit => {
-                let member = self.phase == Phase::Stable || self.external.is_some();
+                let member = self.phase == Phase::Stable || self.is_external();
                 if member && !self.owned.is_empty() {
                     self.commit(self.positions(|_| true), out);
                 }
@@ -654,44 +650,7 @@ impl Consumer {
         }
     }
 
-    fn on_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
-        if self.params.mode == RebalanceMode::Consumer {
-            return self.kip848_heartbeat_timer(now, out);
-        }
-        if self.phase != Phase::Stable {
-            return;
-        }
-        let Some(member_id) = self.member_id.clone() else { return };
-        if !self.disconnected {
-            let generation = self.generation;
-            out.send(ToCoordinator::Heartbeat { conn: self.conn, member_id, generation });
-        }
-        out.arm(ConsumerTimer::Heartbeat, now + self.params.heartbeat_interval);
-    }
-
-    /// AK `handlePollTimeoutExpiry` + `maybeLeaveGroup`: a dynamic member leaves at once.
-    fn on_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
-        if self.params.mode == RebalanceMode::Consumer {
-            return self.kip848_poll_timeout(out);
-        }
-        let Some(member_id) = self.member_id.take() else { return };
-        out.note(ConsumerNote::MaxPollExpired);
-        if !self.disconnected && !self.params.static_membership {
-            out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::MaxPollExpired });
-        }
-        self.reset_generation(out);
-    }
-
-    fn reset_generation(&mut self, out: &mut ConsumerOutbox) {
-        self.member_id = None;
-        self.generation = -1;
-        self.phase = Phase::Unjoined;
-        self.rejoin_needed = true;
-        self.pending = None;
-        out.cancel(ConsumerTimer::Heartbeat);
-    }
-
-    fn on_message<L: LogView + ?Sized>(
+    pub(crate) fn on_message<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         msg: ToMember,
@@ -722,113 +681,25 @@ impl Consumer {
         self.wake(now, env, out);
     }
 
-    fn on_join_ok<L: LogView + ?Sized>(
-        &mut self,
-        join: JoinOk,
-        env: &mut ConsumerEnv<'_, L>,
-        out: &mut ConsumerOutbox,
-    ) {
-        if self.phase != Phase::Joining {
-            return;
-        }
-        self.member_id = Some(join.member_id.clone());
-        self.generation = join.generation;
-        self.phase = Phase::Syncing;
-        // A static leader rejoining a Stable group gets no members (JoinGroup v9
-        // `skipAssignment`): the coordinator keeps the current assignment.
-        let leads = join.leader == join.member_id && !join.members.is_empty();
-        let assignment = if leads { Some(self.lead(&join, env)) } else { None };
-        if !self.disconnected {
-            out.send(ToCoordinator::Sync {
-                conn: self.conn,
-                member_id: join.member_id,
-                generation: join.generation,
-                assignment,
-            });
+    pub(crate) fn on_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        match self.membership {
+            Membership::Classic => self.classic_heartbeat_timer(now, out),
+            Membership::Kip848(_) => self.kip848_heartbeat_timer(now, out),
+            Membership::Assigned(_) => {}
         }
     }
 
-    /// The leader's assignment (AK `ConsumerCoordinator.onLeaderElected`). Cooperative: a
-    /// partition whose owner changes is withheld from its new owner for this round
-    /// (`adjustAssignment`; a no-op when the assignor already did it).
-    fn lead<L: LogView + ?Sized>(
-        &self,
-        join: &JoinOk,
-        env: &mut ConsumerEnv<'_, L>,
-    ) -> Vec<(MemberId, Vec<Tp>)> {
-        let all_topics: Vec<u32> = (0..env.topics.len() as u32).collect();
-        let members = join
-            .members
-            .iter()
-            .map(|m| {
-                let mut owned = m.owned.clone();
-                owned.sort();
-                Member {
-                    id: m.member_id.clone(),
-                    group_instance_id: m.group_instance_id.clone(),
-                    topics: all_topics.clone(),
-                    owned,
-                    generation: m.owned_generation,
-                    ..Member::default()
-                }
-            })
-            .collect();
-        let input = GroupInput { topics: env.topics.to_vec(), members, source_count: None };
-        let result = assignors::assign(self.params.assignor, &input, env.assignor_rng);
-        let mut assignment: Vec<(MemberId, Vec<Tp>)> =
-            input.members.iter().map(|m| m.id.clone()).zip(result.partitions).collect();
-        if self.params.mode == RebalanceMode::Cooperative {
-            withhold_transfers(&input.members, &mut assignment);
-        }
-        assignment
-    }
-
-    fn on_sync_ok(&mut self, now: SimTime, sync: SyncOk, out: &mut ConsumerOutbox) {
-        if self.phase != Phase::Syncing || sync.generation != self.generation {
-            return;
-        }
-        self.phase = Phase::Stable;
-        out.arm(ConsumerTimer::Heartbeat, now + self.params.heartbeat_interval);
-        // Both clients hand the result to the application's callbacks, served in poll: the
-        // revocations (and a cooperative rejoin for round 2) wait for the next poll.
-        self.pending = Some(sync);
-    }
-
-    fn on_sync_error(&mut self, e: ProtocolError, out: &mut ConsumerOutbox) {
-        if self.phase != Phase::Syncing {
-            return;
-        }
-        if e == ProtocolError::RebalanceInProgress {
-            self.phase = Phase::Stable;
-            self.rejoin_needed = true;
-            self.maybe_background_rejoin(out);
-        } else {
-            self.reset_generation(out);
+    /// `max.poll.interval.ms` expired: the member leaves its group (without a group, nothing
+    /// happens: TubeMQ and manual assignment have no poll timer of their own).
+    pub(crate) fn on_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
+        match self.membership {
+            Membership::Classic => self.classic_poll_timeout(out),
+            Membership::Kip848(_) => self.kip848_poll_timeout(out),
+            Membership::Assigned(_) => {}
         }
     }
 
-    fn on_heartbeat_error(&mut self, e: ProtocolError, out: &mut ConsumerOutbox) {
-        if self.phase != Phase::Stable {
-            return;
-        }
-        if e == ProtocolError::RebalanceInProgress {
-            self.rejoin_needed = true;
-            self.maybe_background_rejoin(out);
-        } else {
-            self.reset_generation(out);
-        }
-    }
-
-    /// librdkafka rejoins a cooperative rebalance without waiting for the application.
-    fn maybe_background_rejoin(&mut self, out: &mut ConsumerOutbox) {
-        let librdkafka_coop = self.params.client == Client::Librdkafka
-            && self.params.mode == RebalanceMode::Cooperative;
-        if librdkafka_coop && self.member_id.is_some() && self.pending.is_none() {
-            self.send_join(out);
-        }
-    }
-
-    fn on_reconnect<L: LogView + ?Sized>(
+    pub(crate) fn on_reconnect<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
@@ -848,14 +719,14 @@ impl Consumer {
         self.wake(now, env, out);
     }
 
-    fn on_crash(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+    pub(crate) fn on_crash(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
         if let Some(batch) = self.batch.take() {
             emit_processed(&batch, Some(now), out);
         }
         self.alive = false;
     }
 
-    fn wake<L: LogView + ?Sized>(
+    pub(crate) fn wake<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
@@ -867,7 +738,7 @@ impl Consumer {
     }
 
     /// One call of `poll()`.
-    fn poll<L: LogView + ?Sized>(
+    pub(crate) fn poll<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
@@ -888,10 +759,10 @@ impl Consumer {
             self.close(out);
             return;
         }
-        if self.params.mode == RebalanceMode::Consumer {
-            self.kip848_poll(now, out);
-        } else if self.rejoin_needed && matches!(self.phase, Phase::Unjoined | Phase::Stable) {
-            self.prepare_join(out);
+        match self.membership {
+            Membership::Classic => self.classic_poll(out),
+            Membership::Kip848(_) => self.kip848_poll(now, out),
+            Membership::Assigned(_) => {}
         }
         let first_unseen = match self.fetch(now, env) {
             Ok(batch) => return self.start_batch(now, batch, out),
@@ -902,61 +773,24 @@ impl Consumer {
         out.arm(ConsumerTimer::PollWake { epoch: self.epoch }, wake);
     }
 
-    fn maybe_auto_commit_in_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+    pub(crate) fn maybe_auto_commit_in_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
         let java = self.params.client == Client::Java;
         let due = now.saturating_sub(self.last_auto_commit) >= self.params.auto_commit_interval;
         if java && self.params.auto_commit() && due {
             self.last_auto_commit = now;
             let member = self.phase == Phase::Stable && self.member_id.is_some();
-            if (member || self.external.is_some()) && !self.owned.is_empty() {
+            if (member || self.is_external()) && !self.owned.is_empty() {
                 self.commit(self.positions(|_| true), out);
             }
         }
-    }
-
-    /// AK `onJoinPrepare`, then JoinGroup.
-    fn prepare_join(&mut self, out: &mut ConsumerOutbox) {
-        if self.member_id.is_none() && !self.owned.is_empty() {
-            let tps = self.owned();
-            self.owned.clear();
-            self.owned_generation = -1;
-            out.note(ConsumerNote::Lost { tps });
-        }
-        if self.params.mode == RebalanceMode::Eager && !self.owned.is_empty() {
-            if self.params.auto_commit() {
-                self.commit(self.positions(|_| true), out);
-            }
-            out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::StopTheWorld });
-        }
-        self.send_join(out);
-    }
-
-    fn send_join(&mut self, out: &mut ConsumerOutbox) {
-        let owned = self.owned();
-        let owned_generation = if owned.is_empty() { -1 } else { self.owned_generation };
-        if self.params.mode == RebalanceMode::Eager {
-            self.owned.clear();
-        }
-        self.phase = Phase::Joining;
-        self.rejoin_needed = false;
-        out.cancel(ConsumerTimer::Heartbeat);
-        if self.disconnected {
-            return;
-        }
-        out.send(ToCoordinator::Join {
-            conn: self.conn,
-            name: self.name.clone(),
-            member_id: self.member_id.clone(),
-            group_instance_id: self.params.static_membership.then(|| self.name.clone()),
-            owned,
-            owned_generation,
-            rebalance_timeout: self.params.max_poll_interval,
-            session_timeout: self.params.session_timeout,
-        });
     }
 
     /// Revokes owned partitions not in `assigned` (commit first); true if any were.
-    fn revoke_missing(&mut self, assigned: &BTreeSet<Tp>, out: &mut ConsumerOutbox) -> bool {
+    pub(crate) fn revoke_missing(
+        &mut self,
+        assigned: &BTreeSet<Tp>,
+        out: &mut ConsumerOutbox,
+    ) -> bool {
         let revoked: Vec<Tp> =
             self.owned.keys().filter(|tp| !assigned.contains(tp)).copied().collect();
         if revoked.is_empty() {
@@ -970,35 +804,9 @@ impl Consumer {
         true
     }
 
-    /// AK `onJoinComplete`: the new assignment takes effect.
-    fn apply_assignment<L: LogView + ?Sized>(
-        &mut self,
-        now: SimTime,
-        sync: SyncOk,
-        env: &mut ConsumerEnv<'_, L>,
-        out: &mut ConsumerOutbox,
-    ) {
-        if sync.generation != self.generation || self.member_id.is_none() {
-            return;
-        }
-        let assigned: BTreeSet<Tp> = sync.assigned.iter().copied().collect();
-        let revoked_now = self.revoke_missing(&assigned, out);
-        self.take_new(now, sync.committed, env, out);
-        self.owned_generation = sync.generation;
-        if revoked_now {
-            self.rejoin_needed = true;
-        }
-        let rejoining = self.rejoin_needed || self.phase == Phase::Joining;
-        out.note(ConsumerNote::Assigned {
-            owned: self.owned(),
-            generation: sync.generation,
-            rejoining,
-        });
-    }
-
     /// Owns the partitions of `assigned` not owned yet, from their committed offsets (or the
     /// reset policy's).
-    fn take_new<L: LogView + ?Sized>(
+    pub(crate) fn take_new<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         assigned: Vec<(Tp, Option<u64>)>,
@@ -1016,7 +824,7 @@ impl Consumer {
         any
     }
 
-    fn start_position<L: LogView + ?Sized>(
+    pub(crate) fn start_position<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         tp: Tp,
@@ -1042,7 +850,7 @@ impl Consumer {
     /// network delay ago), rotating the starting partition from poll to poll. Finding none, it
     /// gives the earliest arrival at the position of an owned partition (`SimTime::MAX` if
     /// none is readable), for the poll's wake-up.
-    fn fetch<L: LogView + ?Sized>(
+    pub(crate) fn fetch<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
@@ -1093,7 +901,7 @@ impl Consumer {
         Ok(self.timed_batch(now, parts, env))
     }
 
-    fn timed_batch<L: LogView + ?Sized>(
+    pub(crate) fn timed_batch<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         parts: Vec<(Tp, u64, usize)>,
@@ -1123,7 +931,7 @@ impl Consumer {
         Batch { epoch: 0, parts, times, end: t, polled: now }
     }
 
-    fn start_batch(&mut self, now: SimTime, mut batch: Batch, out: &mut ConsumerOutbox) {
+    pub(crate) fn start_batch(&mut self, now: SimTime, mut batch: Batch, out: &mut ConsumerOutbox) {
         batch.epoch = self.epoch;
         out.arm(ConsumerTimer::BatchDone { epoch: self.epoch }, batch.end);
         out.arm(ConsumerTimer::MaxPoll { epoch: self.epoch }, self.poll_deadline(now));
@@ -1132,7 +940,7 @@ impl Consumer {
 
     /// When the poll timer of a poll at `now` expires: Java checks it continuously,
     /// librdkafka every 500 ms from the client's start.
-    fn poll_deadline(&self, now: SimTime) -> SimTime {
+    pub(crate) fn poll_deadline(&self, now: SimTime) -> SimTime {
         let deadline = now + self.params.max_poll_interval;
         if self.params.client == Client::Java {
             return deadline;
@@ -1144,7 +952,7 @@ impl Consumer {
 
     /// When a poll that found nothing (the earliest unread record arriving at `first_unseen`)
     /// wakes up: when that record reaches the client, at most `fetch.max.wait.ms` later.
-    fn next_wake(&self, now: SimTime, first_unseen: SimTime) -> SimTime {
+    pub(crate) fn next_wake(&self, now: SimTime, first_unseen: SimTime) -> SimTime {
         let wake = now + self.params.fetch_max_wait;
         if self.disconnected {
             return wake; // No fetch can succeed: retry after fetch.max.wait.ms.
@@ -1152,7 +960,7 @@ impl Consumer {
         wake.min(first_unseen.saturating_add(self.params.one_way)).max(now)
     }
 
-    fn delay_batch(&mut self, now: SimTime, by: SimTime, out: &mut ConsumerOutbox) {
+    pub(crate) fn delay_batch(&mut self, now: SimTime, by: SimTime, out: &mut ConsumerOutbox) {
         match self.batch.as_mut() {
             Some(batch) => {
                 let mut times = batch.times.to_listed(&batch.parts);
@@ -1175,7 +983,7 @@ impl Consumer {
         }
     }
 
-    fn finish_batch<L: LogView + ?Sized>(
+    pub(crate) fn finish_batch<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
@@ -1202,7 +1010,7 @@ impl Consumer {
         self.after_batch(now, env, out);
     }
 
-    fn after_batch<L: LogView + ?Sized>(
+    pub(crate) fn after_batch<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
@@ -1216,7 +1024,7 @@ impl Consumer {
     }
 
     /// Keeps the buffers of a finished batch for the next fetch.
-    fn keep_buffers(&mut self, batch: Batch) {
+    pub(crate) fn keep_buffers(&mut self, batch: Batch) {
         self.spare.parts = batch.parts;
         match batch.times {
             BatchTimes::Linear { arrivals, .. } => self.spare.arrivals = arrivals,
@@ -1230,7 +1038,7 @@ impl Consumer {
     /// Positions of the owned partitions that satisfy `which`, to commit (a lookup per
     /// partition: a member revoking thousands of its partitions searched the revoked list
     /// for each).
-    fn positions(&self, which: impl Fn(&Tp) -> bool) -> Vec<(Tp, u64)> {
+    pub(crate) fn positions(&self, which: impl Fn(&Tp) -> bool) -> Vec<(Tp, u64)> {
         self.owned
             .iter()
             .filter(|(tp, p)| **p != NO_POSITION && which(tp))
@@ -1240,9 +1048,13 @@ impl Consumer {
 
     /// Sends an OffsetCommit, or fails it locally when the member is not in a stable
     /// generation (AK `sendOffsetCommitRequest`: "not part of an active group").
-    fn commit(&mut self, offsets: Vec<(Tp, u64)>, out: &mut ConsumerOutbox) -> Option<u64> {
+    pub(crate) fn commit(
+        &mut self,
+        offsets: Vec<(Tp, u64)>,
+        out: &mut ConsumerOutbox,
+    ) -> Option<u64> {
         let in_group = self.member_id.is_some() && self.phase == Phase::Stable;
-        if !(in_group || self.external.is_some()) || self.disconnected {
+        if !(in_group || self.is_external()) || self.disconnected {
             out.note(ConsumerNote::Commit { ok: false });
             return None;
         }
@@ -1259,18 +1071,17 @@ impl Consumer {
     }
 
     /// Graceful close: commit (auto-commit), revoke, LeaveGroup, exit.
-    fn close(&mut self, out: &mut ConsumerOutbox) {
+    pub(crate) fn close(&mut self, out: &mut ConsumerOutbox) {
         if self.params.auto_commit() && !self.owned.is_empty() {
             self.commit(self.positions(|_| true), out);
         }
         if !self.owned.is_empty() {
             out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::Closed });
         }
-        let leaves = !self.disconnected && !self.params.static_membership;
-        if self.params.mode == RebalanceMode::Consumer {
-            self.kip848_close(out);
-        } else if let (Some(member_id), true) = (self.member_id.clone(), leaves) {
-            out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::Close });
+        match self.membership {
+            Membership::Classic => self.classic_close(out),
+            Membership::Kip848(_) => self.kip848_close(out),
+            Membership::Assigned(_) => {}
         }
         self.owned.clear();
         self.alive = false;
@@ -1279,6 +1090,54 @@ impl Consumer {
 }
 
 impl Consumer {
+    /// Asserts the consumer's invariants (the world runs this after every event in debug
+    /// builds and tests, for every live member); each assert names the one fact that broke.
+    pub fn check_invariants(&self) {
+        if !self.alive {
+            return; // A dead incarnation's state is frozen at its crash.
+        }
+        self.check_poll_loop();
+        self.check_membership();
+    }
+
+    /// The poll loop is in one place at a time: processing a batch, waiting for records in
+    /// poll, or waiting for a synchronous commit's response.
+    fn check_poll_loop(&self) {
+        assert!(
+            !(self.batch.is_some() && self.in_poll),
+            "{}: a batch in progress while waiting in poll",
+            self.name
+        );
+        if let Some(batch) = &self.batch {
+            assert_eq!(
+                batch.epoch, self.epoch,
+                "{}: the batch belongs to the last poll",
+                self.name
+            );
+        }
+    }
+
+    /// The protocol phase agrees with the membership: a generation needs a member id; a
+    /// member without a group never joins one.
+    fn check_membership(&self) {
+        match &self.membership {
+            Membership::Classic | Membership::Kip848(_) => {
+                if matches!(self.phase, Phase::Syncing | Phase::Stable) {
+                    assert!(
+                        self.member_id.is_some(),
+                        "{}: phase {:?} without a member id",
+                        self.name,
+                        self.phase
+                    );
+                }
+            }
+            Membership::Assigned(_) => {
+                assert!(self.member_id.is_none(), "{}: a member id without a group", self.name);
+                assert_eq!(self.phase, Phase::Unjoined, "{}: a phase without a group", self.name);
+            }
+        }
+    }
+
     /// At the end of the run: reports the records of the batch in progress finished by `at`.
     pub fn flush_partial(&self, at: SimTime, out: &mut ConsumerOutbox) {
         if let Some(batch) = &self.batch {
@@ -1288,7 +1147,7 @@ impl Consumer {
 }
 
 /// Emits the processed records of `batch` (those finished by `cut`, if given).
-fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox) {
+pub(crate) fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut ConsumerOutbox) {
     out.notes.reserve(batch.parts.len());
     let mut index = 0;
     for (part, (tp, first, count)) in batch.parts.iter().enumerate() {
@@ -1322,29 +1181,15 @@ fn linear_times<L: LogView + ?Sized>(
     Some((BatchTimes::Linear { start: now, each, arrivals }, SimTime::from_nanos(end)))
 }
 
-/// KIP-429 `adjustAssignment`: a partition assigned to someone other than a member that
-/// claims it is removed from the new owner this round.
-///
-/// Claims are kept in a dense table (one slot per partition): the leader of a group of
-/// 1,000 members over 10,000 partitions checks every partition at each round.
-pub fn withhold_transfers(members: &[Member], assignment: &mut [(MemberId, Vec<Tp>)]) {
-    let mut claimed: TpTable<&str> = TpTable::default();
-    // A later claim replaces an earlier one, as in a map.
-    claimed.extend(members.iter().flat_map(|m| m.owned.iter().map(|tp| (*tp, m.id.as_str()))));
-    for (id, parts) in assignment.iter_mut() {
-        parts.retain(|tp| claimed.get(*tp).is_none_or(|owner| *owner == id.as_str()));
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::types::JoinMeta;
+    use crate::types::{JoinMeta, JoinOk, LeaveReason, ProtocolError};
     use sim_core::RngStreams;
 
     /// Every partition holds one record per 10 ms: offset k arrives at (k + 1) * 10 ms.
     /// Shared with the tests of the `external` submodule.
-    pub(super) struct TenMs;
+    pub(crate) struct TenMs;
 
     impl LogView for TenMs {
         fn log_end(&mut self, _: Tp, at: SimTime) -> u64 {
@@ -1355,11 +1200,11 @@ mod tests {
         }
     }
 
-    pub(super) fn t(ms: u64) -> SimTime {
+    pub(crate) fn t(ms: u64) -> SimTime {
         SimTime::from_millis(ms)
     }
 
-    pub(super) fn tp(partition: u32) -> Tp {
+    pub(crate) fn tp(partition: u32) -> Tp {
         Tp { topic: 0, partition }
     }
 

@@ -1,20 +1,18 @@
-//! The modeled world of the classic group protocol (eager, cooperative, static membership)
-//! and the KIP-848 consumer protocol ([`coordinator::consumer_group`]): producers
-//! ([`workload`]), the group coordinator ([`coordinator::classic`]) and the consumers
-//! ([`consumer`]) as sans-IO state machines, driven by one world loop ([`world`]) over the
+//! The modeled world of Kafka-style consumer groups: producers ([`workload`]), the group
+//! protocols ([`protocols`]: classic eager and cooperative with static membership, KIP-848,
+//! TubeMQ server-side and client-side balance, manual assignment; one folder each, holding
+//! its coordinator, the member's side and the world's side) and the consumer's poll loop
+//! ([`consumer`]), as sans-IO state machines driven by one world loop ([`world`]) over the
 //! `sim_core` event queue. The model reports [`Observation`]s; it computes no statistics.
 //!
-//! Entry point: [`simulate`]. Protocols not modeled yet return [`ModelError::Unsupported`];
-//! they slot in as new coordinator modules. TubeMQ server-side balance
-//! ([`coordinator::tubemq_master`]), TubeMQ client-side balance and manual assignment run the
-//! same consumers without a classic group (`world/external.rs`).
+//! Entry point: [`simulate`]. A map of the insides: docs/architecture.md.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod consumer;
-pub mod coordinator;
 pub mod observe;
 pub mod processing;
+pub mod protocols;
 pub mod records;
 pub mod tp_table;
 pub mod types;
@@ -26,6 +24,6 @@ pub use records::RecordTimes;
 pub use tp_table::TpTable;
 pub use types::{Conn, Tp};
 pub use world::{
-    classic_mode, simulate, simulate_probed, simulate_stepped, MemberView, ModelError, NoProbe,
-    Probe, RunStats, Stepping, WorldView,
+    simulate, simulate_probed, simulate_stepped, MemberView, ModelError, NoProbe, Probe, RunStats,
+    Stepping, WorldView,
 };

@@ -13,29 +13,26 @@
 
 use crate::consumer::{
     Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
-    ConsumerTimer, LogView, RebalanceMode, RevokeCause, CONSUMER_TIMER_SLOTS,
+    ConsumerTimer, LogView, RevokeCause, CONSUMER_TIMER_SLOTS,
 };
-use crate::coordinator::classic::{
-    ClassicCoordinator, CoordInput, CoordNote, CoordOutbox, CoordParams, CoordTimer, GroupState,
-};
-use crate::coordinator::consumer_group::CgInput;
 use crate::observe::{AccessRef, Observation, Observer, PartState};
 use crate::processing::ProcessingSampler;
+use crate::protocols::assigned::world::ExtEv;
+use crate::protocols::classic::coordinator::{CoordInput, CoordTimer};
+use crate::protocols::kip848::coordinator::{CgInput, CgTimer};
+use crate::protocols::Group;
 use crate::records::RecordTimes;
 use crate::tp_table::TpTable;
-use crate::types::{Conn, MemberId, ToCoordinator, ToMember, Tp};
+use crate::types::{Conn, ToCoordinator, ToMember, Tp};
 use crate::workload::{skewed_rates, PartitionLog};
 use assignors::Topic;
-use rustc_hash::FxHashMap;
-use scenario::{Arrival, EventKind, Protocol, ProtocolSpec, Scenario};
+use scenario::{Arrival, EventKind, ProtocolSpec, Scenario};
 use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId, RANK_LAST};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
 mod cycle;
-mod external;
-mod kip848;
 mod lazy;
 mod view;
 pub use lazy::Stepping;
@@ -84,53 +81,6 @@ pub struct RunStats {
     pub hit_event_limit: bool,
 }
 
-/// The classic-protocol mode of a protocol, or why it is not modeled.
-pub fn classic_mode(protocol: ProtocolSpec) -> Result<RebalanceMode, ModelError> {
-    let unsupported = |reason: &str| ModelError::Unsupported {
-        protocol: protocol.to_string(),
-        reason: reason.to_string(),
-    };
-    match protocol.protocol {
-        Protocol::Eager => Ok(RebalanceMode::Eager),
-        Protocol::Cooperative => Ok(RebalanceMode::Cooperative),
-        Protocol::Consumer => Ok(RebalanceMode::Consumer),
-        Protocol::TubemqServer | Protocol::TubemqClient => {
-            Err(unsupported("TubeMQ balancing arrives with a later issue"))
-        }
-        Protocol::Manual => Err(unsupported("manual assignment arrives with a later issue")),
-    }
-}
-
-/// The queue's timer of each timer slot of the classic coordinator ([`CoordTimer::slot`]),
-/// made at its first use: one for the join phase, one for the sync phase, one per member
-/// session. Sessions are found by member id in a hash map (a `BTreeMap` of the ids spent
-/// about 2.5% of the cooperative hour comparing strings); it is never iterated.
-#[derive(Default)]
-struct CoordTimerSlots {
-    join: Option<TimerId>,
-    sync: Option<TimerId>,
-    sessions: FxHashMap<MemberId, TimerId>,
-}
-
-impl CoordTimerSlots {
-    /// The queue's timer of `timer`'s slot, made now if it is the slot's first use.
-    fn slot(&mut self, timer: &CoordTimer, queue: &mut EventQueue<Ev>) -> TimerId {
-        let known = match timer {
-            CoordTimer::Join { .. } => &mut self.join,
-            CoordTimer::Sync { .. } => &mut self.sync,
-            CoordTimer::Session(id) => {
-                if let Some(slot) = self.sessions.get(id.as_str()) {
-                    return *slot;
-                }
-                let slot = queue.new_timer();
-                self.sessions.insert(id.clone(), slot);
-                return slot;
-            }
-        };
-        *known.get_or_insert_with(|| queue.new_timer())
-    }
-}
-
 /// Runs `scenario` under `protocol` with `seed`, reporting every observation to `observer`.
 pub fn simulate(
     scenario: &Scenario,
@@ -163,17 +113,13 @@ pub fn simulate_stepped(
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
 ) -> Result<RunStats, ModelError> {
-    let mode = match external::external_kind(protocol) {
-        Some(_) => RebalanceMode::Eager, // unused: these members never join a classic group
-        None => classic_mode(protocol)?,
-    };
-    let mut world = World::new(scenario, protocol, mode, seed, observer);
+    let mut world = World::new(scenario, protocol, seed, observer);
     world.stepping = stepping;
     Ok(world.run(probe))
 }
 
 #[derive(Clone, Debug)]
-enum Action {
+pub(crate) enum Action {
     Start(String),
     Crash(String, Option<SimTime>),
     Close(String),
@@ -186,24 +132,24 @@ enum Action {
 }
 
 #[derive(Clone, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     ToCoord(ToCoordinator),
     CoordTimer(CoordTimer),
-    CgTimer(crate::coordinator::consumer_group::CgTimer),
+    CgTimer(CgTimer),
     ToMember(Conn, ToMember),
     MemberTimer(Conn, ConsumerTimer),
     Action(Action),
     Resume(Conn),
     Reconnect(Conn),
     Sample,
-    External(external::ExtEv),
+    External(ExtEv),
     /// A member's poll-loop steps kept aside must go back to the queue (`world/lazy.rs`).
     Wake(Conn),
 }
 
 /// The partition logs, by topic (sorted by name) and partition.
-struct Logs {
-    logs: Vec<Vec<PartitionLog>>,
+pub(crate) struct Logs {
+    pub(crate) logs: Vec<Vec<PartitionLog>>,
     /// Per topic, while every partition's log is the same constant log (same start and rate:
     /// a topic without skew, no partitions added later), a copy of it: reads go to the copy
     /// and not to the partition's own log (10,000 of them at the reference size, where that
@@ -269,15 +215,15 @@ impl LogView for Logs {
     }
 }
 
-struct Slot {
-    name: Arc<str>,
-    consumer: Option<Consumer>,
-    incarnation: u32,
+pub(crate) struct Slot {
+    pub(crate) name: Arc<str>,
+    pub(crate) consumer: Option<Consumer>,
+    pub(crate) incarnation: u32,
     rng: SimRng,
     timers: Vec<TimerId>,
-    paused: bool,
+    pub(crate) paused: bool,
     held: Vec<ConsumerInput>,
-    disconnected: bool,
+    pub(crate) disconnected: bool,
     restart_pending: bool,
     /// The pending poll-loop step kept out of the queue (fast stepping).
     lazy: Option<lazy::LazyStep>,
@@ -305,13 +251,13 @@ impl Slot {
         self.resume_hint = None;
     }
 
-    fn alive(&self) -> bool {
+    pub(crate) fn alive(&self) -> bool {
         self.consumer.as_ref().is_some_and(|c| c.alive())
     }
 }
 
-struct Part {
-    owner: Option<Conn>,
+pub(crate) struct Part {
+    pub(crate) owner: Option<Conn>,
     cause: PartState,
     frontier: u64,
     last: Option<(Option<Conn>, PartState)>,
@@ -325,50 +271,49 @@ impl Part {
     }
 }
 
-struct TopicWorkload {
+pub(crate) struct TopicWorkload {
     rate_per_s: f64,
     skew: f64,
     arrival: Arrival,
-    initial: u32,
+    pub(crate) initial: u32,
 }
 
-struct OpenRebalance {
-    rounds: u32,
-    generation: i32,
-    pending: BTreeSet<Conn>,
-    more_rounds: bool,
+/// The rebalance the observations report as open (classic and KIP-848 groups).
+pub(crate) struct OpenRebalance {
+    pub(crate) rounds: u32,
+    pub(crate) generation: i32,
+    pub(crate) pending: BTreeSet<Conn>,
+    pub(crate) more_rounds: bool,
 }
 
-struct World<'o> {
-    queue: EventQueue<Ev>,
+pub(crate) struct World<'o> {
+    pub(crate) queue: EventQueue<Ev>,
     streams: RngStreams,
-    assignor_rng: SimRng,
-    topics: Vec<Topic>,
-    workloads: Vec<TopicWorkload>,
+    pub(crate) assignor_rng: SimRng,
+    pub(crate) topics: Vec<Topic>,
+    pub(crate) workloads: Vec<TopicWorkload>,
     sorted_index: Vec<usize>,
     logs: Logs,
-    coord: ClassicCoordinator,
-    coord_timers: CoordTimerSlots,
-    cg: Option<kip848::CgSide>,
-    slots: Vec<Slot>,
+    /// The group protocol's side: its coordinator (if any), timers and stores.
+    pub(crate) group: Group,
+    pub(crate) slots: Vec<Slot>,
     /// The slot of each member name (a name keeps its slot across restarts).
     slot_of: BTreeMap<String, usize>,
     down_waiting: BTreeSet<String>,
-    params: ConsumerParams,
+    pub(crate) params: ConsumerParams,
     /// The world's books per partition (every partition has one).
-    parts: TpTable<Part>,
+    pub(crate) parts: TpTable<Part>,
     /// Partitions whose owner or state may have changed since the last `flush_access`, each
     /// once (`Part::dirty`); flushed in partition order. (A `BTreeSet` cost a node search, and
     /// often an allocation, per insertion: an eager rebalance of 10,000 partitions marks each
     /// twice.)
-    dirty: Vec<Tp>,
-    rebalance: Option<OpenRebalance>,
-    last_generation: i32,
-    observer: &'o mut dyn Observer,
-    one_way: SimTime,
+    pub(crate) dirty: Vec<Tp>,
+    pub(crate) rebalance: Option<OpenRebalance>,
+    pub(crate) last_generation: i32,
+    pub(crate) observer: &'o mut dyn Observer,
+    pub(crate) one_way: SimTime,
     end: SimTime,
     sample_every: SimTime,
-    external: Option<external::External>,
     stepping: Stepping,
     /// Every topic has constant arrivals and processing is constant: aside steps may repeat
     /// exactly, and cycles are looked for.
@@ -381,8 +326,6 @@ struct World<'o> {
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
-    /// The coordinator's outbox, drained after each input (kept for its buffers).
-    spare_coord_outbox: CoordOutbox,
     /// The buffer of a signature computed for a lookup (`World::locate`).
     signature_scratch: Vec<i64>,
 }
@@ -391,7 +334,6 @@ impl<'o> World<'o> {
     fn new(
         scenario: &Scenario,
         protocol: ProtocolSpec,
-        mode: RebalanceMode,
         seed: u64,
         observer: &'o mut dyn Observer,
     ) -> World<'o> {
@@ -419,11 +361,7 @@ impl<'o> World<'o> {
             })
             .collect();
         let one_way = SimTime::from_nanos(scenario.network.rtt.as_nanos() / 2);
-        let params = consumer_params(scenario, protocol, mode, one_way);
-        let params = external::params_for(protocol, params);
-        let external = external::External::new(scenario, protocol, &streams);
-        let coord_params =
-            CoordParams { initial_rebalance_delay: scenario.broker.group_initial_rebalance_delay };
+        let params = consumer_params(scenario, protocol, one_way);
         let samples = scenario.duration.as_nanos().div_ceil(SimTime::from_secs(1).as_nanos());
         let every_s = samples.div_ceil(MAX_SAMPLES).max(1);
         let mut world = World {
@@ -434,9 +372,7 @@ impl<'o> World<'o> {
             topics,
             workloads,
             sorted_index,
-            coord: ClassicCoordinator::new(coord_params, Vec::new()),
-            coord_timers: CoordTimerSlots::default(),
-            cg: None,
+            group: Group::new(scenario, protocol, &streams, Vec::new()),
             slots: Vec::new(),
             slot_of: BTreeMap::new(),
             down_waiting: BTreeSet::new(),
@@ -449,27 +385,25 @@ impl<'o> World<'o> {
             one_way,
             end: scenario.duration,
             sample_every: SimTime::from_secs(every_s),
-            external,
             stepping: Stepping::Fast,
             periodic: scenario.topics.iter().all(|t| t.arrival == Arrival::Constant)
                 && matches!(scenario.consumer.processing, scenario::Processing::Constant(_)),
             spacings: vec![Vec::new(); order.len()],
             current_rank: RANK_LAST,
             spare_outboxes: Vec::new(),
-            spare_coord_outbox: CoordOutbox::default(),
             signature_scratch: Vec::new(),
         };
-        world.init(scenario);
+        world.init(scenario, protocol);
         world
     }
 
-    fn init(&mut self, scenario: &Scenario) {
+    fn init(&mut self, scenario: &Scenario, protocol: ProtocolSpec) {
         for topic in 0..self.topics.len() {
             let count = self.workloads[topic].initial;
             self.grow_topic(SimTime::ZERO, topic, count);
         }
-        self.coord = ClassicCoordinator::new(self.coord.params(), self.partition_counts());
-        self.cg = kip848::CgSide::for_params(scenario, &self.params, self.partition_counts());
+        let streams = &self.streams;
+        self.group = Group::new(scenario, protocol, streams, self.partition_counts());
         let names = self.topics.iter().map(|t| t.name.clone()).collect();
         let partitions = self.partition_counts();
         self.observer.observe(Observation::Topics { names, partitions });
@@ -481,10 +415,10 @@ impl<'o> World<'o> {
             self.queue.schedule(event.at, Ev::Action(action));
         }
         self.queue.schedule(SimTime::ZERO, Ev::Sample);
-        self.ext_init();
+        self.group_init();
     }
 
-    fn partition_counts(&self) -> Vec<u32> {
+    pub(crate) fn partition_counts(&self) -> Vec<u32> {
         self.topics.iter().map(|t| t.partitions).collect()
     }
 
@@ -599,9 +533,7 @@ impl<'o> World<'o> {
 
     fn handle(&mut self, now: SimTime, ev: Ev) {
         match ev {
-            Ev::ToCoord(msg) if self.external.is_some() => self.ext_to_coord(now, msg),
-            Ev::ToCoord(msg) if self.cg.is_some() => self.cg_input(now, CgInput::Message(msg)),
-            Ev::ToCoord(msg) => self.coord_input(now, CoordInput::Message(msg)),
+            Ev::ToCoord(msg) => self.group_message(now, msg),
             Ev::CgTimer(timer) => self.cg_input(now, CgInput::Timer(timer)),
             Ev::CoordTimer(timer) => self.coord_input(now, CoordInput::Timer(timer)),
             Ev::ToMember(conn, msg) => {
@@ -628,12 +560,12 @@ impl<'o> World<'o> {
     }
 
     /// True when `conn` is gone or cut off: a message to it is dropped.
-    fn cut_off(&self, conn: Conn) -> bool {
+    pub(crate) fn cut_off(&self, conn: Conn) -> bool {
         self.live_slot(conn).is_none_or(|slot| self.slots[slot].disconnected)
     }
 
     /// The slot of `conn` if that incarnation is alive.
-    fn live_slot(&self, conn: Conn) -> Option<usize> {
+    pub(crate) fn live_slot(&self, conn: Conn) -> Option<usize> {
         let slot = self.slots.get(conn.slot as usize)?;
         (slot.incarnation == conn.incarnation && slot.alive()).then_some(conn.slot as usize)
     }
@@ -679,88 +611,11 @@ impl<'o> World<'o> {
         }
     }
 
-    fn coord_input(&mut self, now: SimTime, input: CoordInput) {
-        // The outbox's buffers are kept from one input to the next (a rebalance of 1,000
-        // members is thousands of inputs, most answering every member).
-        let mut out = std::mem::take(&mut self.spare_coord_outbox);
-        self.coord.handle(now, input, &mut out);
-        for (conn, msg) in out.sends.drain(..) {
-            self.queue.schedule(now + self.one_way, Ev::ToMember(conn, msg));
-        }
-        for (timer, at) in out.timers.drain(..) {
-            let id = self.coord_timers.slot(&timer, &mut self.queue);
-            match at {
-                Some(at) => self.queue.arm(id, at, Ev::CoordTimer(timer)),
-                None => self.queue.cancel(id),
-            }
-        }
-        for note in out.notes.drain(..) {
-            self.on_coord_note(now, note);
-        }
-        self.spare_coord_outbox = out;
-        self.try_close_rebalance(now);
-    }
-
-    fn on_coord_note(&mut self, now: SimTime, note: CoordNote) {
-        match note {
-            CoordNote::Prepare { trigger } => {
-                if self.rebalance.is_none() {
-                    self.rebalance = Some(OpenRebalance {
-                        rounds: 0,
-                        generation: -1,
-                        pending: BTreeSet::new(),
-                        more_rounds: false,
-                    });
-                    let trigger = trigger.to_string();
-                    self.observer.observe(Observation::RebalanceStarted { at: now, trigger });
-                }
-            }
-            CoordNote::GenerationFormed { generation, members } => {
-                assert!(generation > self.last_generation, "generations only grow");
-                self.last_generation = generation;
-                if let Some(r) = self.rebalance.as_mut() {
-                    r.rounds += 1;
-                    r.generation = generation;
-                    r.pending = members.into_iter().collect();
-                    r.more_rounds = false;
-                }
-            }
-            CoordNote::Stable { .. } => {}
-            CoordNote::Removed { conn, .. } => {
-                let owned: Vec<Tp> = self.owned_by(conn);
-                for tp in owned {
-                    self.set_owner(tp, None, PartState::Unassigned);
-                }
-                if let Some(r) = self.rebalance.as_mut() {
-                    r.pending.remove(&conn);
-                }
-            }
-        }
-    }
-
-    fn try_close_rebalance(&mut self, now: SimTime) {
-        if self.cg.is_some() {
-            return self.cg_try_close(now);
-        }
-        let Some(r) = self.rebalance.as_ref() else { return };
-        let state = self.coord.state();
-        let settled = r.rounds > 0 && r.pending.is_empty() && !r.more_rounds;
-        if (settled && state == GroupState::Stable) || state == GroupState::Empty {
-            // The last assignments belong to this rebalance: report them first.
-            self.flush_access(now);
-            let Some(r) = self.rebalance.as_ref() else { return };
-            let rounds = r.rounds;
-            let members = self.coord.member_count() as u32;
-            self.rebalance = None;
-            self.observer.observe(Observation::RebalanceEnded { at: now, rounds, members });
-        }
-    }
-
-    fn owned_by(&self, conn: Conn) -> Vec<Tp> {
+    pub(crate) fn owned_by(&self, conn: Conn) -> Vec<Tp> {
         self.parts.iter().filter(|(_, p)| p.owner == Some(conn)).map(|(tp, _)| tp).collect()
     }
 
-    fn set_owner(&mut self, tp: Tp, owner: Option<Conn>, cause: PartState) {
+    pub(crate) fn set_owner(&mut self, tp: Tp, owner: Option<Conn>, cause: PartState) {
         let previous = self.parts[tp].owner;
         if previous != owner {
             self.catch_up_owner(previous, self.queue.now());
@@ -798,7 +653,7 @@ impl<'o> World<'o> {
     }
 
     /// Delivers `input` to the live incarnation `conn`, holding it while the member is paused.
-    fn member_input(&mut self, now: SimTime, conn: Conn, input: ConsumerInput) {
+    pub(crate) fn member_input(&mut self, now: SimTime, conn: Conn, input: ConsumerInput) {
         let Some(slot) = self.live_slot(conn) else { return };
         if self.slots[slot].paused {
             self.slots[slot].held.push(input);
@@ -934,11 +789,11 @@ impl<'o> World<'o> {
                 self.observer.observe(Observation::MaxPollExpired { at: now, member })
             }
             ConsumerNote::Released { offsets, wait_until } => {
-                self.ext_released(now, conn, offsets, wait_until)
+                self.group_released(now, conn, offsets, wait_until)
             }
             ConsumerNote::Exited => {
                 let name = name();
-                self.ext_exited(now, conn);
+                self.group_member_exited(now, conn);
                 let slot = conn.slot as usize;
                 if self.slots[slot].restart_pending {
                     self.slots[slot].restart_pending = false;
@@ -957,8 +812,8 @@ impl<'o> World<'o> {
     }
 
     /// Emits an `Access` observation for every partition whose owner or state changed.
-    fn flush_access(&mut self, now: SimTime) {
-        self.ext_shared_owners();
+    pub(crate) fn flush_access(&mut self, now: SimTime) {
+        self.group_before_flush();
         let mut dirty = self.take_dirty();
         for tp in dirty.drain(..) {
             self.catch_up_owner(self.parts[tp].owner, now);
@@ -1071,9 +926,7 @@ impl<'o> World<'o> {
                     topic: topic_u32,
                     partitions,
                 });
-                self.coord_input(now, CoordInput::TopicsChanged(self.partition_counts()));
-                self.cg_input(now, CgInput::TopicsChanged(self.partition_counts()));
-                self.ext_topics_changed(now);
+                self.group_topics_changed(now);
             }
         }
     }
@@ -1109,7 +962,7 @@ impl<'o> World<'o> {
         let consumer = self.new_consumer(conn, name);
         self.slots[slot].consumer = Some(consumer);
         self.deliver(now, slot, ConsumerInput::Start);
-        self.ext_started(now, conn);
+        self.group_member_started(now, conn);
     }
 
     fn crash(&mut self, now: SimTime, name: &str, restart_after: Option<SimTime>) {
@@ -1174,12 +1027,11 @@ impl<'o> World<'o> {
 
     /// Asserts the world's invariants; each assert names the broken fact.
     fn check_invariants(&self) {
-        self.coord.check_invariants();
-        self.ext_check_invariants();
-        assert!(self.coord.generation() >= self.last_generation, "generations only grow");
+        self.group_check_invariants();
         let mut holders: BTreeMap<(Tp, i32), &str> = BTreeMap::new();
         for slot in &self.slots {
             let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
+            c.check_invariants();
             let generation = c.owned_generation();
             if generation < 0 {
                 continue;
@@ -1199,12 +1051,11 @@ impl<'o> World<'o> {
 fn consumer_params(
     scenario: &Scenario,
     protocol: ProtocolSpec,
-    mode: RebalanceMode,
     one_way: SimTime,
 ) -> ConsumerParams {
     let c = &scenario.consumer.config;
-    ConsumerParams {
-        mode,
+    let params = ConsumerParams {
+        mode: crate::protocols::rebalance_mode(protocol.protocol),
         assignor: protocol.assignor,
         client: scenario.consumer.client,
         commit: scenario.consumer.commit,
@@ -1219,5 +1070,6 @@ fn consumer_params(
         one_way,
         processing: ProcessingSampler::new(&scenario.consumer.processing),
         static_membership: protocol.static_membership,
-    }
+    };
+    crate::protocols::assigned::world::params_for(protocol, params)
 }

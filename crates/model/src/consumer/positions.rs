@@ -15,7 +15,7 @@ type Entries = [(Tp, u64)];
 
 /// Owned partitions with their positions, sorted by partition (no partition twice).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct Positions {
+pub(crate) struct Positions {
     entries: Vec<(Tp, u64)>,
 }
 
@@ -25,23 +25,23 @@ impl Positions {
     }
 
     /// The position of `tp`, if owned.
-    pub(super) fn get(&self, tp: &Tp) -> Option<&u64> {
+    pub(crate) fn get(&self, tp: &Tp) -> Option<&u64> {
         self.find(tp).ok().map(|i| &self.entries[i].1)
     }
 
     /// The place of `tp` among the owned partitions (in partition order), if owned.
-    pub(super) fn index_of(&self, tp: &Tp) -> Option<usize> {
+    pub(crate) fn index_of(&self, tp: &Tp) -> Option<usize> {
         self.find(tp).ok()
     }
 
     /// Whether `tp` is owned.
-    pub(super) fn contains_key(&self, tp: &Tp) -> bool {
+    pub(crate) fn contains_key(&self, tp: &Tp) -> bool {
         self.find(tp).is_ok()
     }
 
     /// Owns `added` too: partitions not owned yet, each once (debug builds check), in any
     /// order. One sort instead of an insertion each.
-    pub(super) fn add_new(&mut self, added: impl IntoIterator<Item = (Tp, u64)>) {
+    pub(crate) fn add_new(&mut self, added: impl IntoIterator<Item = (Tp, u64)>) {
         let before = self.entries.len();
         self.entries.extend(added);
         let appended_in_order = self.entries[before.saturating_sub(1)..].is_sorted_by_key(|e| e.0);
@@ -55,48 +55,48 @@ impl Positions {
     }
 
     /// Keeps only the partitions for which `keep` holds.
-    pub(super) fn retain(&mut self, mut keep: impl FnMut(&Tp) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Tp) -> bool) {
         self.entries.retain(|e| keep(&e.0));
     }
 
     /// Owns nothing.
-    pub(super) fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.entries.clear();
     }
 
     /// Partitions owned.
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether nothing is owned.
-    pub(super) fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// (partition, position) in partition order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (&Tp, &u64)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&Tp, &u64)> {
         self.entries.iter().map(|(tp, p)| (tp, p))
     }
 
     /// The partitions, in order.
-    pub(super) fn keys(&self) -> impl Iterator<Item = &Tp> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &Tp> {
         self.entries.iter().map(|e| &e.0)
     }
 
     /// The positions, in partition order.
-    pub(super) fn values(&self) -> impl Iterator<Item = &u64> {
+    pub(crate) fn values(&self) -> impl Iterator<Item = &u64> {
         self.entries.iter().map(|e| &e.1)
     }
 
     /// The positions, in partition order, to change.
-    pub(super) fn values_mut(&mut self) -> impl Iterator<Item = &mut u64> {
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut u64> {
         self.entries.iter_mut().map(|e| &mut e.1)
     }
 
     /// The entries in rotation from the `start`-th (`start < len`): those from it on, then
     /// those before it.
-    pub(super) fn rotation_mut(&mut self, start: usize) -> (&mut Entries, &mut Entries) {
+    pub(crate) fn rotation_mut(&mut self, start: usize) -> (&mut Entries, &mut Entries) {
         let (before, from) = self.entries.split_at_mut(start);
         (from, before)
     }

@@ -7,8 +7,8 @@
 
 use super::World;
 use crate::consumer::Phase;
-use crate::coordinator::classic::GroupState;
 use crate::observe::PartState;
+use crate::protocols::classic::GroupState;
 use crate::types::{Conn, Tp};
 use sim_core::SimTime;
 use std::fmt;
@@ -77,15 +77,15 @@ impl WorldView<'_, '_> {
     }
     /// The coordinator's group state.
     pub fn group_state(&self) -> GroupState {
-        self.world.cg_state().unwrap_or_else(|| self.world.coord.state())
+        self.world.group.state()
     }
     /// The coordinator's generation.
     pub fn generation(&self) -> i32 {
-        self.world.cg_epoch().unwrap_or_else(|| self.world.coord.generation())
+        self.world.group.generation()
     }
     /// The members the coordinator has in its group.
     pub fn group_members(&self) -> Vec<Conn> {
-        self.world.cg_conns_opt().unwrap_or_else(|| self.world.coord.member_conns())
+        self.world.group.member_conns()
     }
     /// Whether a rebalance is open: triggered, and not every member has applied the
     /// assignment of its last round yet.

@@ -7,21 +7,22 @@
 //! bumps while one is open extend it (as classic rebalances absorb new triggers), so the
 //! three joins of a group's start make one rebalance.
 
-use super::{Ev, OpenRebalance, World};
-use crate::consumer::{ConsumerParams, RebalanceMode};
-use crate::coordinator::classic::GroupState;
-use crate::coordinator::consumer_group::{
+use crate::observe::{Observation, PartState};
+use crate::protocols::classic::coordinator::GroupState;
+use crate::protocols::kip848::coordinator::{
     CgInput, CgNote, CgOutbox, CgParams, CgTimer, ConsumerGroupCoordinator,
 };
-use crate::observe::{Observation, PartState};
+use crate::protocols::Group;
 use crate::types::{Conn, Tp};
+use crate::world::{Ev, OpenRebalance, World};
+use assignors::AssignorName;
 use scenario::Scenario;
 use sim_core::{SimTime, TimerId};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The KIP-848 coordinator and its timer handles.
-pub(super) struct CgSide {
-    coord: ConsumerGroupCoordinator,
+pub(crate) struct CgSide {
+    pub(crate) coord: ConsumerGroupCoordinator,
     timers: BTreeMap<CgTimer, TimerId>,
     /// The member whose partitions last kept a reconciled rebalance open (its consumer did
     /// not own its assignment yet): checked first by the next try (`World::cg_try_close`).
@@ -29,36 +30,46 @@ pub(super) struct CgSide {
 }
 
 impl CgSide {
-    /// The consumer-group side when the members run the KIP-848 protocol.
-    pub(super) fn for_params(
+    /// The consumer-group side of a run of `scenario` with the server-side `assignor`.
+    pub(crate) fn new(
         scenario: &Scenario,
-        params: &ConsumerParams,
+        assignor: AssignorName,
         partition_counts: Vec<u32>,
-    ) -> Option<CgSide> {
-        if params.mode != RebalanceMode::Consumer {
-            return None;
-        }
+    ) -> CgSide {
         let cg_params = CgParams {
             session_timeout: scenario.broker.group_consumer_session_timeout,
             heartbeat_interval: scenario.broker.group_consumer_heartbeat_interval,
-            assignor: params.assignor,
+            assignor,
         };
         let coord = ConsumerGroupCoordinator::new(cg_params, partition_counts);
-        Some(CgSide { coord, timers: BTreeMap::new(), close_blocker: None })
+        CgSide { coord, timers: BTreeMap::new(), close_blocker: None }
+    }
+
+    /// The KIP-848 group in classic terms, for probes: Empty without members, Stable when
+    /// every member is STABLE at the group epoch, else PreparingRebalance.
+    pub(crate) fn state(&self) -> GroupState {
+        if self.coord.member_count() == 0 {
+            GroupState::Empty
+        } else if self.coord.reconciled() {
+            GroupState::Stable
+        } else {
+            GroupState::PreparingRebalance
+        }
     }
 }
 
 impl World<'_> {
     /// Feeds the KIP-848 coordinator and applies its outbox.
-    pub(super) fn cg_input(&mut self, now: SimTime, input: CgInput) {
-        let Some(mut side) = self.cg.take() else { return };
+    pub(crate) fn cg_input(&mut self, now: SimTime, input: CgInput) {
+        let World { group, queue, one_way, assignor_rng, .. } = self;
+        let Group::Kip848(side) = group else { return };
         let mut out = CgOutbox::default();
-        side.coord.handle(now, input, &mut self.assignor_rng, &mut out);
+        side.coord.handle(now, input, assignor_rng, &mut out);
         if cfg!(any(debug_assertions, test)) {
             side.coord.check_invariants();
         }
         for (conn, msg) in out.sends {
-            self.queue.schedule(now + self.one_way, Ev::ToMember(conn, msg));
+            queue.schedule(now + *one_way, Ev::ToMember(conn, msg));
         }
         for (timer, at) in out.timers {
             // A session timer is its own slot: looked up without a copy of the member id.
@@ -69,17 +80,16 @@ impl World<'_> {
             let id = match known {
                 Some(id) => *id,
                 None => {
-                    let id = self.queue.new_timer();
+                    let id = queue.new_timer();
                     side.timers.insert(timer.slot(), id);
                     id
                 }
             };
             match at {
-                Some(at) => self.queue.arm(id, at, Ev::CgTimer(timer)),
-                None => self.queue.cancel(id),
+                Some(at) => queue.arm(id, at, Ev::CgTimer(timer)),
+                None => queue.cancel(id),
             }
         }
-        self.cg = Some(side);
         for note in out.notes {
             self.on_cg_note(now, note);
         }
@@ -115,14 +125,20 @@ impl World<'_> {
         }
     }
 
-    fn cg_conns(&self) -> Vec<crate::types::Conn> {
-        self.cg.as_ref().map(|s| s.coord.member_conns()).unwrap_or_default()
+    fn cg_conns(&self) -> Vec<Conn> {
+        match &self.group {
+            Group::Kip848(side) => side.coord.member_conns(),
+            Group::Classic(_)
+            | Group::TubemqServer(_)
+            | Group::TubemqClient(_)
+            | Group::Manual(_) => Vec::new(),
+        }
     }
 
     /// Closes the open rebalance once the coordinator has every member STABLE at the group
     /// epoch and every live member applied that epoch and its assignment.
-    pub(super) fn cg_try_close(&mut self, now: SimTime) {
-        let Some(side) = self.cg.as_ref() else { return };
+    pub(crate) fn cg_try_close(&mut self, now: SimTime) {
+        let Group::Kip848(side) = &self.group else { return };
         if self.rebalance.is_none() || !side.coord.reconciled() {
             return;
         }
@@ -141,7 +157,9 @@ impl World<'_> {
             .map(|(id, _, _)| id.to_string());
         let members = side.coord.member_count() as u32;
         if let Some(id) = open {
-            self.cg.as_mut().expect("the consumer-group side").close_blocker = Some(id);
+            if let Group::Kip848(side) = &mut self.group {
+                side.close_blocker = Some(id);
+            }
             return;
         }
         self.flush_access(now);
@@ -155,38 +173,5 @@ impl World<'_> {
         let Some(slot) = self.live_slot(conn) else { return true };
         let consumer = self.slots[slot].consumer.as_ref().expect("live consumer");
         consumer.owned_generation() == epoch && consumer.owns_exactly(assigned)
-    }
-
-    /// The KIP-848 group in classic terms, for probes: Empty without members, Stable when
-    /// every member is STABLE at the group epoch, else PreparingRebalance.
-    pub(super) fn cg_state(&self) -> Option<GroupState> {
-        let side = self.cg.as_ref()?;
-        Some(if side.coord.member_count() == 0 {
-            GroupState::Empty
-        } else if side.coord.reconciled() {
-            GroupState::Stable
-        } else {
-            GroupState::PreparingRebalance
-        })
-    }
-
-    /// The group epoch (KIP-848), for probes.
-    pub(super) fn cg_epoch(&self) -> Option<i32> {
-        self.cg.as_ref().map(|s| s.coord.group_epoch())
-    }
-
-    /// The group's members (KIP-848), for probes.
-    pub(super) fn cg_conns_opt(&self) -> Option<Vec<crate::types::Conn>> {
-        self.cg.as_ref().map(|s| s.coord.member_conns())
-    }
-
-    /// Members of the consumer group, when it runs the KIP-848 protocol.
-    pub(super) fn cg_member_count(&self) -> Option<u32> {
-        self.cg.as_ref().map(|s| s.coord.member_count() as u32)
-    }
-
-    /// The consumer group's committed offset of `tp`, when it runs the KIP-848 protocol.
-    pub(super) fn cg_committed(&self, tp: Tp) -> Option<Option<u64>> {
-        self.cg.as_ref().map(|s| s.coord.committed(tp))
     }
 }

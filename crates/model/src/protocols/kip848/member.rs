@@ -18,8 +18,9 @@
 //! application polls again (docs/kafka-facts.md section 10). Close sends the leave (epoch -1,
 //! static -2: the coordinator keeps the assignment for the session timeout).
 
-use super::{Consumer, ConsumerNote, ConsumerOutbox, ConsumerTimer, Phase};
-use crate::consumer::{ConsumerEnv, LogView};
+use crate::consumer::{
+    Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, ConsumerTimer, LogView, Membership, Phase,
+};
 use crate::types::{
     CgHeartbeat, CgHeartbeatOk, LeaveReason, ProtocolError, ToCoordinator, Tp, LEAVE_EPOCH,
     STATIC_LEAVE_EPOCH,
@@ -30,13 +31,13 @@ use std::collections::BTreeSet;
 
 /// A member's KIP-848 client state.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Kip848State {
+pub(crate) struct Kip848State {
     /// A join (epoch 0) is in flight.
-    pub(super) joining: bool,
+    pub(crate) joining: bool,
     /// `group.consumer.heartbeat.interval.ms`, once the broker sent it.
     interval: Option<SimTime>,
     /// librdkafka: the poll timer expired; heartbeats stop until the next poll.
-    pub(super) poll_expired: bool,
+    pub(crate) poll_expired: bool,
     /// No join is sent before this time (a lost join is resent after the request timeout;
     /// UNRELEASED_INSTANCE_ID is retried after a backoff).
     retry_at: SimTime,
@@ -50,35 +51,47 @@ const REQUEST_TIMEOUT: SimTime = SimTime::from_secs(30);
 const UNRELEASED_BACKOFF: SimTime = SimTime::from_secs(1);
 
 impl Consumer {
+    /// The KIP-848 client state (only KIP-848 members run this file's code).
+    fn kip848_mut(&mut self) -> &mut Kip848State {
+        match &mut self.membership {
+            Membership::Kip848(state) => state,
+            Membership::Classic | Membership::Assigned(_) => unreachable!("a KIP-848 member"),
+        }
+    }
+
     /// At poll: (re)join when not a member (start, after a leave or a fence).
-    pub(super) fn kip848_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
-        if self.kip848.poll_expired {
-            self.kip848.poll_expired = false;
+    pub(crate) fn kip848_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if self.kip848_mut().poll_expired {
+            self.kip848_mut().poll_expired = false;
             self.send_leave(LeaveReason::MaxPollExpired, out);
             self.drop_membership(out);
         }
-        let due = !self.kip848.joining || now >= self.kip848.retry_at;
-        if self.member_id.is_none() && due && now >= self.kip848.retry_at && !self.disconnected {
+        let due = !self.kip848_mut().joining || now >= self.kip848_mut().retry_at;
+        if self.member_id.is_none()
+            && due
+            && now >= self.kip848_mut().retry_at
+            && !self.disconnected
+        {
             self.send_cg_join(now, out);
         }
     }
 
     /// The heartbeat timer fired.
-    pub(super) fn kip848_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
-        if self.member_id.is_none() || self.kip848.poll_expired {
+    pub(crate) fn kip848_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if self.member_id.is_none() || self.kip848_mut().poll_expired {
             return;
         }
         self.send_cg(now, self.generation, None, None, out);
     }
 
     /// `max.poll.interval.ms` expired.
-    pub(super) fn kip848_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
+    pub(crate) fn kip848_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
         if self.member_id.is_none() {
             return;
         }
         out.note(ConsumerNote::MaxPollExpired);
         if self.params.client == Client::Librdkafka {
-            self.kip848.poll_expired = true;
+            self.kip848_mut().poll_expired = true;
             out.cancel(ConsumerTimer::Heartbeat);
             return;
         }
@@ -87,14 +100,14 @@ impl Consumer {
     }
 
     /// Graceful close: the leave heartbeat (the caller committed and revoked).
-    pub(super) fn kip848_close(&mut self, out: &mut ConsumerOutbox) {
+    pub(crate) fn kip848_close(&mut self, out: &mut ConsumerOutbox) {
         if self.member_id.is_some() {
             self.send_leave(LeaveReason::Close, out);
         }
     }
 
     /// A ConsumerGroupHeartbeat response.
-    pub(super) fn kip848_response<L: LogView + ?Sized>(
+    pub(crate) fn kip848_response<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         response: Result<CgHeartbeatOk, ProtocolError>,
@@ -103,14 +116,14 @@ impl Consumer {
     ) {
         match response {
             Ok(ok) => {
-                if self.member_id.is_none() && !self.kip848.joining {
+                if self.member_id.is_none() && !self.kip848_mut().joining {
                     return; // A response to a member that left meanwhile.
                 }
                 self.reconcile(now, ok, env, out);
             }
             Err(ProtocolError::UnreleasedInstanceId) => {
-                self.kip848.joining = false; // Retried at a poll after the backoff.
-                self.kip848.retry_at = now + UNRELEASED_BACKOFF;
+                self.kip848_mut().joining = false; // Retried at a poll after the backoff.
+                self.kip848_mut().retry_at = now + UNRELEASED_BACKOFF;
             }
             Err(_) => {
                 if self.member_id.is_some() {
@@ -123,7 +136,11 @@ impl Consumer {
     /// Whether `ok` would change nothing (`reconcile`): the member, not joining, already has
     /// that id, epoch and exactly the assigned partitions.
     pub fn cg_response_changes_nothing(&self, ok: &CgHeartbeatOk) -> bool {
-        !self.kip848.joining
+        let joining = match &self.membership {
+            Membership::Kip848(state) => state.joining,
+            Membership::Classic | Membership::Assigned(_) => return false,
+        };
+        !joining
             && self.phase == Phase::Stable
             && self.member_id.as_ref() == Some(&ok.member_id)
             && ok.member_epoch == self.generation
@@ -141,11 +158,11 @@ impl Consumer {
         env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
-        let joined = std::mem::take(&mut self.kip848.joining);
+        let joined = std::mem::take(&mut self.kip848_mut().joining);
         self.member_id = Some(ok.member_id);
         self.phase = Phase::Stable;
         if joined {
-            self.kip848.interval = Some(ok.heartbeat_interval);
+            self.kip848_mut().interval = Some(ok.heartbeat_interval);
             out.arm(ConsumerTimer::Heartbeat, now + ok.heartbeat_interval);
         }
         let assigned: BTreeSet<Tp> = ok.assigned.iter().copied().collect();
@@ -167,8 +184,8 @@ impl Consumer {
     /// Drops any membership and sends a join (epoch 0).
     fn send_cg_join(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
         self.drop_membership(out);
-        self.kip848.joining = true;
-        self.kip848.retry_at = now + REQUEST_TIMEOUT;
+        self.kip848_mut().joining = true;
+        self.kip848_mut().retry_at = now + REQUEST_TIMEOUT;
         self.send_cg(now, 0, Some(Vec::new()), None, out);
     }
 
@@ -183,7 +200,7 @@ impl Consumer {
         self.generation = -1;
         self.owned_generation = -1;
         self.phase = Phase::Unjoined;
-        self.kip848.joining = false;
+        self.kip848_mut().joining = false;
         out.cancel(ConsumerTimer::Heartbeat);
     }
 
@@ -203,7 +220,7 @@ impl Consumer {
         out: &mut ConsumerOutbox,
     ) {
         self.push_request(member_epoch, owned, leave_reason, out);
-        if let (Some(interval), true) = (self.kip848.interval, member_epoch > 0) {
+        if let (Some(interval), true) = (self.kip848_mut().interval, member_epoch > 0) {
             out.arm(ConsumerTimer::Heartbeat, now + interval);
         }
     }

@@ -12,14 +12,17 @@
 //! (`lastPackConsumed=false`, `DefaultOffsetManager.commitOffset(isConsumed=false)`): the next
 //! owner reads the batch again while this member still finishes processing it.
 
-use super::{Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, LogView, RevokeCause};
+use crate::consumer::{
+    Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, ConsumerParams, LogView, Membership,
+    RevokeCause,
+};
 use crate::types::Tp;
 use sim_core::SimTime;
 use std::collections::BTreeSet;
 
 /// A partition being released while its records are in the batch in progress.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Releasing {
+pub(crate) struct Releasing {
     tp: Tp,
     /// Batch poll epoch.
     epoch: u64,
@@ -33,7 +36,7 @@ pub(super) struct Releasing {
 
 /// The state of a member without a classic group.
 #[derive(Clone, Debug, Default)]
-pub(super) struct ExternalState {
+pub(crate) struct ExternalState {
     releasing: Vec<Releasing>,
 }
 
@@ -45,28 +48,40 @@ impl Consumer {
     pub fn new_external(
         conn: crate::types::Conn,
         name: String,
-        params: super::ConsumerParams,
+        params: ConsumerParams,
     ) -> Consumer {
         let mut consumer = Consumer::new(conn, name, params);
-        consumer.external = Some(ExternalState::default());
+        consumer.membership = Membership::Assigned(ExternalState::default());
         consumer.rejoin_needed = false;
         consumer
     }
 
     /// Whether this member has no classic group.
-    pub fn is_external(&self) -> bool {
-        self.external.is_some()
+    pub(crate) fn is_external(&self) -> bool {
+        match self.membership {
+            Membership::Assigned(_) => true,
+            Membership::Classic | Membership::Kip848(_) => false,
+        }
+    }
+
+    /// The state of a member without a group (`None` for group members).
+    #[inline]
+    fn assigned_mut(&mut self) -> Option<&mut ExternalState> {
+        match &mut self.membership {
+            Membership::Assigned(state) => Some(state),
+            Membership::Classic | Membership::Kip848(_) => None,
+        }
     }
 
     /// Partitions handed to it, with their stored offsets (`None`: `auto.offset.reset`).
-    pub(super) fn on_external_assign<L: LogView + ?Sized>(
+    pub(crate) fn on_external_assign<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         assigned: Vec<(Tp, Option<u64>)>,
         env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
-        if self.external.is_none() {
+        if self.assigned_mut().is_none() {
             return;
         }
         self.take_new(now, assigned, env, out);
@@ -76,14 +91,15 @@ impl Consumer {
 
     /// The master takes `tps` away: stop fetching them; hand back those not in the batch in
     /// progress at once, the others after the batch or at `now + confirm_wait`.
-    pub(super) fn on_external_release(
+    pub(crate) fn on_external_release(
         &mut self,
         now: SimTime,
         tps: Vec<Tp>,
         confirm_wait: SimTime,
         out: &mut ConsumerOutbox,
     ) {
-        let Some(mut ext) = self.external.take() else { return };
+        let Some(ext) = self.assigned_mut() else { return };
+        let mut releasing = std::mem::take(&mut ext.releasing);
         let mut at_once = Vec::new();
         let deadline = now + confirm_wait;
         // Removed in one pass after the loop (a member may release thousands).
@@ -100,20 +116,22 @@ impl Consumer {
             {
                 Some((epoch, (_, first, count))) => {
                     let end = first + count as u64;
-                    ext.releasing.push(Releasing { tp, epoch, first, end, deadline });
+                    releasing.push(Releasing { tp, epoch, first, end, deadline });
                 }
                 None => at_once.push((tp, position)),
             }
         }
         self.owned.retain(|tp| !released.contains(tp));
-        let wait_until = (!ext.releasing.is_empty()).then_some(deadline);
-        self.external = Some(ext);
+        let wait_until = (!releasing.is_empty()).then_some(deadline);
+        if let Some(ext) = self.assigned_mut() {
+            ext.releasing = releasing;
+        }
         hand_back(at_once, wait_until, out);
     }
 
     /// `confirm_wait` ran out: hand back what is still waiting, rolled back to the batch start.
-    pub(super) fn on_release_timeout(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
-        let Some(ext) = self.external.as_mut() else { return };
+    pub(crate) fn on_release_timeout(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        let Some(ext) = self.assigned_mut() else { return };
         let (expired, kept): (Vec<Releasing>, Vec<Releasing>) =
             ext.releasing.drain(..).partition(|r| r.deadline <= now);
         ext.releasing = kept;
@@ -124,8 +142,8 @@ impl Consumer {
 
     /// The batch of `epoch` was processed (and confirmed): hand back its releasing partitions
     /// at their confirmed offsets.
-    pub(super) fn confirm_releases(&mut self, epoch: u64, out: &mut ConsumerOutbox) {
-        let Some(ext) = self.external.as_mut() else { return };
+    pub(crate) fn confirm_releases(&mut self, epoch: u64, out: &mut ConsumerOutbox) {
+        let Some(ext) = self.assigned_mut() else { return };
         if ext.releasing.is_empty() {
             return;
         }
@@ -138,8 +156,8 @@ impl Consumer {
 
     /// The master no longer knows this member (it missed its heartbeat timeout): everything
     /// it holds is lost without a hand-back; it registers again as a new consumer.
-    pub(super) fn on_external_drop_all(&mut self, out: &mut ConsumerOutbox) {
-        let Some(ext) = self.external.as_mut() else { return };
+    pub(crate) fn on_external_drop_all(&mut self, out: &mut ConsumerOutbox) {
+        let Some(ext) = self.assigned_mut() else { return };
         ext.releasing.clear();
         if self.owned.is_empty() {
             return;
@@ -164,15 +182,15 @@ fn hand_back(offsets: Vec<(Tp, u64)>, wait_until: Option<SimTime>, out: &mut Con
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ConsumerInput, ConsumerParams, ConsumerTimer, RebalanceMode};
     use super::*;
+    use crate::consumer::{ConsumerInput, ConsumerParams, ConsumerTimer, RebalanceMode};
     use crate::processing::ProcessingSampler;
     use crate::types::Conn;
     use assignors::{AssignorName, Topic};
     use scenario::{Client, CommitPolicy, OffsetReset};
     use sim_core::{RngStreams, SimRng};
 
-    use super::super::tests::{t, tp, TenMs};
+    use crate::consumer::tests::{t, tp, TenMs};
 
     struct Rig {
         consumer: Consumer,

@@ -1,0 +1,232 @@
+//! The member's side of the classic group protocol (AK `ConsumerCoordinator` /
+//! `AbstractCoordinator`, librdkafka `rdkafka_cgrp.c` where `client = "librdkafka"` differs;
+//! docs/kafka-facts.md sections 2, 3 and 10).
+//!
+//! Lifecycle: the first poll sends JoinGroup -> JoinGroup response (the leader runs the
+//! assignor and sends it with its SyncGroup) -> SyncGroup response -> the assignment takes
+//! effect at the next poll (at once when the member waits in poll). A heartbeat timer runs
+//! while the member is in a stable generation; REBALANCE_IN_PROGRESS makes the member rejoin
+//! at its next poll: eager members commit (auto-commit) and revoke everything first
+//! ([`super::eager`]), cooperative members keep consuming, then revoke what the new assignment
+//! takes away (commit first) and rejoin at once ([`super::cooperative`]).
+//! `max.poll.interval.ms` counts from the poll that returned the batch in progress: on expiry
+//! the member sends LeaveGroup and forgets its generation, so its later commits fail and its
+//! next poll reports its partitions lost.
+
+use crate::consumer::{
+    Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, ConsumerTimer, LogView, Phase,
+    RebalanceMode,
+};
+use crate::protocols::classic::cooperative::withhold_transfers;
+use crate::types::{JoinOk, LeaveReason, MemberId, ProtocolError, SyncOk, ToCoordinator, Tp};
+use assignors::{GroupInput, Member};
+use sim_core::SimTime;
+use std::collections::BTreeSet;
+
+impl Consumer {
+    /// At poll: rejoin when the coordinator asked for it (or the member has no generation).
+    pub(crate) fn classic_poll(&mut self, out: &mut ConsumerOutbox) {
+        if self.rejoin_needed && matches!(self.phase, Phase::Unjoined | Phase::Stable) {
+            self.prepare_join(out);
+        }
+    }
+
+    /// Graceful close: a dynamic member connected sends LeaveGroup.
+    pub(crate) fn classic_close(&mut self, out: &mut ConsumerOutbox) {
+        let leaves = !self.disconnected && !self.params.static_membership;
+        if let (Some(member_id), true) = (self.member_id.clone(), leaves) {
+            out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::Close });
+        }
+    }
+
+    /// The heartbeat timer fired: a Heartbeat in a stable generation, re-armed.
+    pub(crate) fn classic_heartbeat_timer(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Stable {
+            return;
+        }
+        let Some(member_id) = self.member_id.clone() else { return };
+        if !self.disconnected {
+            let generation = self.generation;
+            out.send(ToCoordinator::Heartbeat { conn: self.conn, member_id, generation });
+        }
+        out.arm(ConsumerTimer::Heartbeat, now + self.params.heartbeat_interval);
+    }
+
+    /// AK `handlePollTimeoutExpiry` + `maybeLeaveGroup`: a dynamic member leaves at once.
+    pub(crate) fn classic_poll_timeout(&mut self, out: &mut ConsumerOutbox) {
+        let Some(member_id) = self.member_id.take() else { return };
+        out.note(ConsumerNote::MaxPollExpired);
+        if !self.disconnected && !self.params.static_membership {
+            out.send(ToCoordinator::Leave { member_id, reason: LeaveReason::MaxPollExpired });
+        }
+        self.reset_generation(out);
+    }
+
+    /// AK `onJoinPrepare`, then JoinGroup.
+    fn prepare_join(&mut self, out: &mut ConsumerOutbox) {
+        if self.member_id.is_none() && !self.owned.is_empty() {
+            let tps = self.owned();
+            self.owned.clear();
+            self.owned_generation = -1;
+            out.note(ConsumerNote::Lost { tps });
+        }
+        self.eager_revoke_before_join(out);
+        self.send_join(out);
+    }
+
+    pub(crate) fn on_join_ok<L: LogView + ?Sized>(
+        &mut self,
+        join: JoinOk,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
+        if self.phase != Phase::Joining {
+            return;
+        }
+        self.member_id = Some(join.member_id.clone());
+        self.generation = join.generation;
+        self.phase = Phase::Syncing;
+        // A static leader rejoining a Stable group gets no members (JoinGroup v9
+        // `skipAssignment`): the coordinator keeps the current assignment.
+        let leads = join.leader == join.member_id && !join.members.is_empty();
+        let assignment = if leads { Some(self.lead(&join, env)) } else { None };
+        if !self.disconnected {
+            out.send(ToCoordinator::Sync {
+                conn: self.conn,
+                member_id: join.member_id,
+                generation: join.generation,
+                assignment,
+            });
+        }
+    }
+
+    /// The leader's assignment (AK `ConsumerCoordinator.onLeaderElected`). Cooperative: a
+    /// partition whose owner changes is withheld from its new owner for this round
+    /// (`adjustAssignment`; a no-op when the assignor already did it).
+    pub(crate) fn lead<L: LogView + ?Sized>(
+        &self,
+        join: &JoinOk,
+        env: &mut ConsumerEnv<'_, L>,
+    ) -> Vec<(MemberId, Vec<Tp>)> {
+        let all_topics: Vec<u32> = (0..env.topics.len() as u32).collect();
+        let members = join
+            .members
+            .iter()
+            .map(|m| {
+                let mut owned = m.owned.clone();
+                owned.sort();
+                Member {
+                    id: m.member_id.clone(),
+                    group_instance_id: m.group_instance_id.clone(),
+                    topics: all_topics.clone(),
+                    owned,
+                    generation: m.owned_generation,
+                    ..Member::default()
+                }
+            })
+            .collect();
+        let input = GroupInput { topics: env.topics.to_vec(), members, source_count: None };
+        let result = assignors::assign(self.params.assignor, &input, env.assignor_rng);
+        let mut assignment: Vec<(MemberId, Vec<Tp>)> =
+            input.members.iter().map(|m| m.id.clone()).zip(result.partitions).collect();
+        if self.params.mode == RebalanceMode::Cooperative {
+            withhold_transfers(&input.members, &mut assignment);
+        }
+        assignment
+    }
+
+    pub(crate) fn on_sync_ok(&mut self, now: SimTime, sync: SyncOk, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Syncing || sync.generation != self.generation {
+            return;
+        }
+        self.phase = Phase::Stable;
+        out.arm(ConsumerTimer::Heartbeat, now + self.params.heartbeat_interval);
+        // Both clients hand the result to the application's callbacks, served in poll: the
+        // revocations (and a cooperative rejoin for round 2) wait for the next poll.
+        self.pending = Some(sync);
+    }
+
+    pub(crate) fn on_sync_error(&mut self, e: ProtocolError, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Syncing {
+            return;
+        }
+        if e == ProtocolError::RebalanceInProgress {
+            self.phase = Phase::Stable;
+            self.rejoin_needed = true;
+            self.maybe_background_rejoin(out);
+        } else {
+            self.reset_generation(out);
+        }
+    }
+
+    pub(crate) fn on_heartbeat_error(&mut self, e: ProtocolError, out: &mut ConsumerOutbox) {
+        if self.phase != Phase::Stable {
+            return;
+        }
+        if e == ProtocolError::RebalanceInProgress {
+            self.rejoin_needed = true;
+            self.maybe_background_rejoin(out);
+        } else {
+            self.reset_generation(out);
+        }
+    }
+
+    pub(crate) fn reset_generation(&mut self, out: &mut ConsumerOutbox) {
+        self.member_id = None;
+        self.generation = -1;
+        self.phase = Phase::Unjoined;
+        self.rejoin_needed = true;
+        self.pending = None;
+        out.cancel(ConsumerTimer::Heartbeat);
+    }
+
+    /// AK `onJoinComplete`: the new assignment takes effect.
+    pub(crate) fn apply_assignment<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        sync: SyncOk,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
+        if sync.generation != self.generation || self.member_id.is_none() {
+            return;
+        }
+        let assigned: BTreeSet<Tp> = sync.assigned.iter().copied().collect();
+        let revoked_now = self.revoke_missing(&assigned, out);
+        self.take_new(now, sync.committed, env, out);
+        self.owned_generation = sync.generation;
+        if revoked_now {
+            self.rejoin_needed = true;
+        }
+        let rejoining = self.rejoin_needed || self.phase == Phase::Joining;
+        out.note(ConsumerNote::Assigned {
+            owned: self.owned(),
+            generation: sync.generation,
+            rejoining,
+        });
+    }
+
+    pub(crate) fn send_join(&mut self, out: &mut ConsumerOutbox) {
+        let owned = self.owned();
+        let owned_generation = if owned.is_empty() { -1 } else { self.owned_generation };
+        if self.params.mode == RebalanceMode::Eager {
+            self.owned.clear();
+        }
+        self.phase = Phase::Joining;
+        self.rejoin_needed = false;
+        out.cancel(ConsumerTimer::Heartbeat);
+        if self.disconnected {
+            return;
+        }
+        out.send(ToCoordinator::Join {
+            conn: self.conn,
+            name: self.name.clone(),
+            member_id: self.member_id.clone(),
+            group_instance_id: self.params.static_membership.then(|| self.name.clone()),
+            owned,
+            owned_generation,
+            rebalance_timeout: self.params.max_poll_interval,
+            session_timeout: self.params.session_timeout,
+        });
+    }
+}
