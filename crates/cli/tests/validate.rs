@@ -117,5 +117,14 @@ fn help_describes_the_command_and_version_prints_the_crate_version() {
     assert!(help.contains("Scenario files (TOML) to check"), "{help}");
     let out = run(&["--version"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(text(&out.stdout), format!("rebalance-sim {}\n", env!("CARGO_PKG_VERSION")));
+    // `--version` names the crate version and the commit the binary was built from (issue 27
+    // item 7): 40 hex digits, or `unknown` outside a git checkout.
+    let version = text(&out.stdout);
+    let prefix = format!("rebalance-sim {} (", env!("CARGO_PKG_VERSION"));
+    let commit = version
+        .strip_prefix(&prefix)
+        .and_then(|rest| rest.strip_suffix(")\n"))
+        .unwrap_or_else(|| panic!("`{version}` is not `{prefix}COMMIT)`"));
+    let is_hex_commit = commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    assert!(is_hex_commit || commit == "unknown", "commit `{commit}` in `{version}`");
 }
