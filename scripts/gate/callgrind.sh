@@ -31,18 +31,10 @@ work="${keep:-$(mktemp -d)}"
 mkdir -p "$work/inputs"
 [[ -n "$keep" ]] || trap 'rm -rf "$work"' EXIT
 
-# The same cut as scripts/gate/same-outputs.sh: a file per cut, the same definition every time.
-cut() {  # cut SRC NAME DURATION RESTART_AT|none
-  local out="$work/inputs/$2.toml"
-  sed -e "s/^duration = \"1h\"/duration = \"$3\"/" -e "0,/^name = .*/s//name = \"$2\"/" "$1" > "$out"
-  if [[ "$4" == none ]]; then
-    sed -i '/^\[\[event\]\]/,$d' "$out"
-  else
-    sed -i "s/^at = \"10m\"/at = \"$4\"/" "$out"
-  fi
-}
-cut sims/bench/large-rolling-restart.toml restart-240s 240s 60s
-cut sims/bench/large-rolling-restart-stochastic.toml stochastic-13s 13s none
+# The cuts of the reference, as files (scripts/gate/cuts.sh).
+source scripts/gate/cuts.sh  # (the working folder is the repository root here)
+reference_cut sims/bench/large-rolling-restart.toml restart-240s 240s 60s "$work/inputs"
+reference_cut sims/bench/large-rolling-restart-stochastic.toml stochastic-13s 13s none "$work/inputs"
 
 for name in restart-240s stochastic-13s; do
   profile="$work/callgrind.$name.out"

@@ -37,7 +37,7 @@
 //! before it in the run.
 
 use crate::single::RunError;
-use metrics::{Collector, RunLabels, RunReport};
+use metrics::{Collector, RunReport};
 use model::{
     AccessRef, NoProbe, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Stepping,
     Tp,
@@ -651,15 +651,7 @@ pub fn run_traced(
     seed: u64,
     stepping: Stepping,
 ) -> Result<(RunReport, Trace), RunError> {
-    let labels = RunLabels {
-        scenario: scenario.name.clone(),
-        protocol: protocol.protocol.name().to_string(),
-        assignor: protocol.assignor.name().to_string(),
-        static_membership: protocol.static_membership,
-        seed,
-        duration: scenario.duration,
-    };
-    let mut collector = Collector::new(labels);
+    let mut collector = Collector::new(crate::single::run_labels(scenario, protocol, seed));
     let label = match stepping {
         Stepping::Plain => "plain",
         Stepping::Fast => "fast",

@@ -44,6 +44,19 @@ pub fn run_protocol(
     run_protocol_stepped(scenario, protocol, seed, Stepping::Fast)
 }
 
+/// The labels a protocol run's report carries (scenario, protocol, assignor, static
+/// membership, seed, duration), shared by every way of running one.
+pub(crate) fn run_labels(scenario: &Scenario, protocol: ProtocolSpec, seed: u64) -> RunLabels {
+    RunLabels {
+        scenario: scenario.name.clone(),
+        protocol: protocol.protocol.name().to_string(),
+        assignor: protocol.assignor.name().to_string(),
+        static_membership: protocol.static_membership,
+        seed,
+        duration: scenario.duration,
+    }
+}
+
 /// [`run_protocol`] with an explicit [`Stepping`]: `Plain` queues every poll-loop step (the
 /// reference), `Fast` runs quiet steps on demand; the reports are equal except `events`.
 pub fn run_protocol_stepped(
@@ -52,15 +65,7 @@ pub fn run_protocol_stepped(
     seed: u64,
     stepping: Stepping,
 ) -> Result<RunReport, RunError> {
-    let labels = RunLabels {
-        scenario: scenario.name.clone(),
-        protocol: protocol.protocol.name().to_string(),
-        assignor: protocol.assignor.name().to_string(),
-        static_membership: protocol.static_membership,
-        seed,
-        duration: scenario.duration,
-    };
-    let mut collector = Collector::new(labels);
+    let mut collector = Collector::new(run_labels(scenario, protocol, seed));
     let stats =
         model::simulate_stepped(scenario, protocol, seed, stepping, &mut collector, &mut NoProbe)
             .map_err(RunError::Unsupported)?;
