@@ -101,7 +101,15 @@ fn unregister(staging: &Path) {
 pub fn remove_registered() {
     let list = std::mem::take(&mut *STAGING.lock().unwrap_or_else(|e| e.into_inner()));
     for path in list {
-        let _ = std::fs::remove_dir_all(path);
+        // The run's writer may still be adding files while this removes them (the handler
+        // runs on its own thread): a removal that meets a new file fails with "not empty",
+        // so it is tried again, a bounded number of times, until the folder is gone.
+        for _ in 0..200 {
+            if std::fs::remove_dir_all(&path).is_ok() || !path.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 }
 
