@@ -1,0 +1,226 @@
+//! The simulator's work behind the Python functions, without any Python type: load a scenario
+//! (a file or TOML text), run it once per protocol and write its five CSV files with the CLI's
+//! own writer; validate a scenario; run a sweep. Every message is the text the CLI prints for
+//! the same input (`crates/cli/src/commands/{run,validate,sweep}.rs`), line for line.
+//!
+//! The CSV bytes come from `report::csv_out::write_run_outputs` (what `rebalance-sim run`
+//! writes into its staging folder) into a temporary folder, read back whole: the same bytes as
+//! the binary's files for the same scenario, seed and protocols.
+
+use lab::sweep::{model_run, run_sweep, LabError, SweepOptions, SweepPlan};
+use lab::sweep_manifest::{git_commit, MANIFEST_JSON};
+use lab::sweep_output::{AGGREGATE_CSV, RUNS_CSV};
+use metrics::RunReport;
+use report::csv_out::{OWNERSHIP_CSV, PARTITIONS_CSV, REBALANCES_CSV, SUMMARY_CSV, TIMELINE_CSV};
+use scenario::{ProtocolSpec, Scenario, ScenarioError};
+use std::path::{Path, PathBuf};
+
+/// The name a scenario given as TOML text has in messages (its `name` defaults to it too).
+pub const TEXT_SOURCE_NAME: &str = "<string>";
+
+/// The files of one `run`, in the order the CLI writes them.
+pub const RUN_FILES: [&str; 5] =
+    [SUMMARY_CSV, PARTITIONS_CSV, REBALANCES_CSV, OWNERSHIP_CSV, TIMELINE_CSV];
+
+/// The files of one `sweep` handed back (the cells' scenario files stay in its folder).
+pub const SWEEP_FILES: [&str; 3] = [RUNS_CSV, AGGREGATE_CSV, MANIFEST_JSON];
+
+/// Where a scenario comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A scenario file, named in messages as given.
+    File(PathBuf),
+    /// TOML text, named [`TEXT_SOURCE_NAME`] in messages.
+    Text(String),
+}
+
+impl Source {
+    fn display_path(&self) -> PathBuf {
+        match self {
+            Source::File(path) => path.clone(),
+            Source::Text(_) => PathBuf::from(TEXT_SOURCE_NAME),
+        }
+    }
+
+    fn load(&self) -> Result<Scenario, Vec<ScenarioError>> {
+        match self {
+            Source::File(path) => scenario::load(path),
+            Source::Text(text) => scenario::parse_str(text, Path::new(TEXT_SOURCE_NAME)),
+        }
+    }
+}
+
+/// Why a call produced no result: the CLI's stderr lines for the same input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Bad input (the CLI exits 2): each `error: ...` line as printed.
+    BadInput(Vec<String>),
+    /// Reading or writing the outputs failed.
+    Io(String),
+    /// A sweep's run failed (the message names the run and how to replay it).
+    Run(String),
+}
+
+/// What `run` produced: the files' bytes and the CLI's `warning: ...` lines.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// `(file name, bytes)` in [`RUN_FILES`] order.
+    pub files: Vec<(&'static str, Vec<u8>)>,
+    /// Protocols of the file's own list that were skipped, as the CLI warns.
+    pub warnings: Vec<String>,
+}
+
+/// What `validate` found in a valid scenario.
+#[derive(Clone, Debug)]
+pub struct Validated {
+    /// The scenario's name.
+    pub name: String,
+    /// Its protocols (`eager:range+static` form).
+    pub protocols: Vec<String>,
+    /// Its number of events.
+    pub events: usize,
+    /// The CLI's `warning: FILE: ...` lines.
+    pub warnings: Vec<String>,
+}
+
+/// What `sweep` produced.
+#[derive(Clone, Debug)]
+pub struct SweepOutput {
+    /// `(file name, bytes)` in [`SWEEP_FILES`] order.
+    pub files: Vec<(&'static str, Vec<u8>)>,
+    /// Runs in all.
+    pub runs: usize,
+    /// Of these, found finished in the out folder's journal.
+    pub resumed: usize,
+}
+
+fn error_lines(errors: &[ScenarioError]) -> Failure {
+    Failure::BadInput(errors.iter().map(|e| format!("error: {e}")).collect())
+}
+
+/// `rebalance-sim run SOURCE [--seed N] [--protocol P]...`: the same checks, skips and messages
+/// as the CLI (`commands/run.rs`, `run` and `protocols_of`), the outputs in memory.
+pub fn run(source: &Source, seed: Option<u64>, given: &[String]) -> Result<RunOutput, Failure> {
+    let scenario = source.load().map_err(|errors| error_lines(&errors))?;
+    let protocols = protocols_of(&scenario, given)?;
+    let seed = seed.unwrap_or(scenario.seed);
+    let shown = source.display_path();
+    let shown = shown.display();
+    let mut reports = Vec::with_capacity(protocols.len());
+    let mut warnings = Vec::new();
+    for protocol in protocols {
+        match lab::run_protocol(&scenario, protocol, seed) {
+            Ok(report) => reports.push(report),
+            // The file's list may name protocols of later issues: run the others.
+            Err(e @ lab::RunError::Unsupported(_)) if given.is_empty() => {
+                warnings.push(format!("warning: {shown}: skipped: {e}"));
+            }
+            Err(e) => return Err(Failure::BadInput(vec![format!("error: {shown}: {e}")])),
+        }
+    }
+    if reports.is_empty() {
+        let line = format!("error: {shown}: none of its protocols can be run yet");
+        return Err(Failure::BadInput(vec![line]));
+    }
+    Ok(RunOutput { files: run_files(&reports)?, warnings })
+}
+
+/// The protocols to run: every `given` text parsed (all problems reported), else the file's.
+fn protocols_of(scenario: &Scenario, given: &[String]) -> Result<Vec<ProtocolSpec>, Failure> {
+    if given.is_empty() {
+        return Ok(scenario.protocols.clone());
+    }
+    let mut specs = Vec::with_capacity(given.len());
+    let mut errors = Vec::new();
+    for text in given {
+        match Scenario::parse_protocol(text) {
+            Ok(mut spec) => {
+                spec.static_membership |= scenario.group.static_membership;
+                specs.push(spec);
+            }
+            Err(e) => errors.push(format!("error: --protocol {text}: {e}")),
+        }
+    }
+    if errors.is_empty() {
+        Ok(specs)
+    } else {
+        Err(Failure::BadInput(errors))
+    }
+}
+
+/// The five CSV files of `reports` as the CLI writes them, read back from a temporary folder.
+fn run_files(reports: &[RunReport]) -> Result<Vec<(&'static str, Vec<u8>)>, Failure> {
+    let io = |what: &str, e: std::io::Error| Failure::Io(format!("{what}: {e}"));
+    let dir = tempfile::tempdir().map_err(|e| io("creating a temporary folder", e))?;
+    report::csv_out::write_run_outputs(dir.path(), reports)
+        .map_err(|e| io(&format!("writing {}", dir.path().display()), e))?;
+    read_files(dir.path(), &RUN_FILES)
+}
+
+fn read_files(dir: &Path, names: &[&'static str]) -> Result<Vec<(&'static str, Vec<u8>)>, Failure> {
+    names
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            let bytes = std::fs::read(&path)
+                .map_err(|e| Failure::Io(format!("{}: {e}", path.display())))?;
+            Ok((*name, bytes))
+        })
+        .collect()
+}
+
+/// `rebalance-sim validate FILE`: the scenario's facts and warnings, or the CLI's error lines.
+pub fn validate(source: &Source) -> Result<Validated, Failure> {
+    let scenario = source.load().map_err(|errors| error_lines(&errors))?;
+    let shown = source.display_path();
+    let warnings = scenario::warnings(&scenario)
+        .iter()
+        .map(|w| format!("warning: {}: {w}", shown.display()))
+        .collect();
+    Ok(Validated {
+        name: scenario.name.clone(),
+        protocols: scenario.protocols.iter().map(ToString::to_string).collect(),
+        events: scenario.events.len(),
+        warnings,
+    })
+}
+
+/// `rebalance-sim sweep FILE [--seeds N] [--jobs N] [--out DIR]`: runs the sweep into `out` (a
+/// temporary folder when `None`; a given folder keeps the files and resumes from its journal as
+/// the CLI does) and hands back its `runs.csv`, `aggregate.csv` and `manifest.json`.
+pub fn sweep(
+    path: &Path,
+    seeds: Option<u32>,
+    jobs: Option<usize>,
+    out: Option<&Path>,
+) -> Result<SweepOutput, Failure> {
+    let jobs = match jobs {
+        Some(0) => return Err(Failure::BadInput(vec!["error: --jobs: must be at least 1".into()])),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let plan =
+        SweepPlan::load(path, seeds, &git_commit(), scenario::from_table).map_err(lab_failure)?;
+    let temporary; // removed when the function returns
+    let out_dir = match out {
+        Some(dir) => dir,
+        None => {
+            temporary = tempfile::tempdir().map_err(|e| Failure::Io(e.to_string()))?;
+            temporary.path()
+        }
+    };
+    let opts = SweepOptions { out_dir: out_dir.to_path_buf(), jobs, shard: None };
+    let outcome = run_sweep(&plan, &opts, &model_run, &|_, _| {}).map_err(lab_failure)?;
+    let files = read_files(out_dir, &SWEEP_FILES)?;
+    Ok(SweepOutput { files, runs: outcome.runs, resumed: outcome.resumed })
+}
+
+/// A sweep's error as the CLI prints it (`error: ` before the first line only, as `bad` does).
+fn lab_failure(e: LabError) -> Failure {
+    let text = format!("error: {e}");
+    match e {
+        LabError::Input(_) => Failure::BadInput(vec![text]),
+        LabError::Io(_) => Failure::Io(text),
+        LabError::Run(_) => Failure::Run(text),
+    }
+}
