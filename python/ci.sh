@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI of the Python package, on a fresh machine: a venv in python/.venv (git-ignored), the
-# packages of requirements-ci.txt from PyPI, `pip install ./python` (maturin builds the
-# extension: Cargo.toml's release profile, no LTO), then pytest of python/tests, which also runs
-# examples/sweep_plot.py. pytest's exit 5 (no test collected) counts as a failure.
+# packages of requirements-ci.txt from PyPI, fmt and clippy of the extension crate, then
+# `pip install ./python` (maturin builds the extension: Cargo.toml's release profile, no LTO)
+# and pytest of python/tests, which also runs examples/sweep_plot.py. pytest's exit 5 (no test
+# collected) counts as a failure.
 #
 # The tests compare with the `rebalance-sim` binary named by REBALANCE_SIM_BIN (.ci/run passes
 # its release build); without it this script builds the debug binary of this checkout.
@@ -23,6 +24,10 @@ if [ -z "${REBALANCE_SIM_BIN:-}" ]; then
     REBALANCE_SIM_BIN="$PWD/target/debug/rebalance-sim"
 fi
 export REBALANCE_SIM_BIN
+
+# The extension crate is not a member of the main workspace: its own format and lint checks.
+cargo fmt --manifest-path python/Cargo.toml -- --check
+PYO3_PYTHON="$PWD/$venv/bin/python" cargo clippy --manifest-path python/Cargo.toml --locked --all-targets -- -D warnings
 
 build_started_s=$SECONDS
 # maturin is in the venv already: no isolated build environment to download again.

@@ -37,11 +37,13 @@ __all__ = [
     "Validated",
     "ScenarioError",
     "TEXT_SOURCE_NAME",
+    "VERSION",
     "__version__",
 ]
 
 #: ``<package version> (<git commit>)`` of the simulator compiled in, as ``--version`` prints.
-__version__: str = _native.VERSION
+VERSION: str = _native.VERSION
+__version__: str = VERSION.split(" ")[0]
 #: How a scenario given as TOML text is named in messages (and its default ``name``).
 TEXT_SOURCE_NAME: str = _native.TEXT_SOURCE_NAME
 

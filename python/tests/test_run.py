@@ -132,3 +132,12 @@ def test_the_gil_is_released_during_a_run(repo):
     # Held GIL: no tick at all between start and end (at most one, if the interpreter switched
     # threads between `start` and the call).
     assert len(inside) >= 2, f"{len(inside)} ticks of the main thread during the {span['end'] - span['start']:.3f} s run"
+
+
+def test_the_version_is_the_binary_version(binary):
+    done = cli(binary, "--version")
+    assert done.returncode == 0
+    name, version, _commit = done.stdout.split(" ", 2)
+    assert name == "rebalance-sim"
+    assert rebalance_sim.__version__ == version
+    assert rebalance_sim.VERSION.startswith(f"{version} (")
