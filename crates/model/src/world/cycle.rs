@@ -33,7 +33,7 @@ type Pattern = (usize, u64, std::ops::Range<usize>);
 
 /// The records of a period, every partition's one after the other (lent to the observer by
 /// every jump that emits them): a jump reads the latencies of all its partitions from one
-/// short array, where two allocations per partition cost two cache misses each.
+/// short array instead of two allocations per partition.
 #[derive(Clone, Debug, Default)]
 struct Patterns {
     /// Per partition with records, in owned order.
@@ -469,7 +469,7 @@ impl World<'_> {
     /// position `known` if given (debug builds check it against a fresh computation).
     fn locate(&mut self, slot: usize, step: LazyStep, known: Option<Position>) -> Option<OnCycle> {
         // A computed signature goes into the world's scratch buffer (one lookup per step of
-        // a member off its cycles: its allocation was a tenth of the lookup).
+        // a member off its cycles: no allocation per lookup).
         let mut computed = std::mem::take(&mut self.signature_scratch);
         let found = self.locate_with(slot, step, known, &mut computed);
         self.signature_scratch = computed;
@@ -550,9 +550,8 @@ impl World<'_> {
     /// without running the steps. `None`: the member must catch up instead.
     pub(super) fn unreported_records(&mut self, slot: usize, bound: Bound) -> Option<u64> {
         let consumer = self.slots[slot].consumer.as_ref()?;
-        let fresh = consumer
-            .next_unprocessed()
-            .all(|(tp, offset)| self.parts.get(tp).is_some_and(|p| offset >= p.frontier));
+        let fresh =
+            consumer.next_unprocessed().all(|(tp, offset)| self.books.is_unprocessed(tp, offset));
         if !fresh {
             return None;
         }
@@ -642,8 +641,7 @@ impl World<'_> {
             let tp =
                 places.find(|(place, _)| place == i).expect("as many partitions as the cycle").1;
             let first = first.wrapping_add(start).wrapping_add(shift.offsets[*i]);
-            let part = self.parts.get_mut(tp).expect("known partition");
-            part.frontier = part.frontier.max(first + count);
+            self.books.raise_frontier(tp, first + count); // The owner's own records.
             self.observer.observe_periodic(PeriodicStretch {
                 tp,
                 first,

@@ -25,6 +25,7 @@
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::{Ev, World};
 use crate::consumer::{Consumer, ConsumerInput, ConsumerNote, ConsumerTimer};
+use crate::ownership::{Books, CatchUp};
 use crate::types::{Conn, ToMember};
 use sim_core::{SimTime, RANK_LAST};
 
@@ -51,14 +52,11 @@ const MAX_RECORD_WAIT: u32 = 1 << 14;
 /// in [`VAIN_STEPS`] recorded steps (a period longer than one catch-up or than a recording
 /// holds, [`MAX_RECORDED`](super::cycle::MAX_RECORDED) steps, or none yet). A recording costs
 /// a signature and a snapshot of the loop state per step, both as long as the member's list of
-/// partitions, and ends with its catch-up: with 100 partitions a member, whose catch-ups (at
-/// each sample) ended before the period did, this made fast stepping three times as costly as
-/// stepping every event through the queue (`scripts/perf-scaling.sh`). After each such run of
-/// recordings the member runs twice as many off-cycle steps as before it records again (from
-/// [`FIRST_RECORD_WAIT`] to [`MAX_RECORD_WAIT`]); a found cycle, a new incarnation or a new
-/// assignment starts afresh. Only speed depends on it: steps not jumped run one by one. (With
-/// 100 members of 100 partitions for 60 s, callgrind: 7,355 million instructions without it,
-/// 5,536 million with it; the reference scenario's runs change by less than 0.01%.)
+/// partitions, and ends with its catch-up: a member whose catch-ups end before its period does
+/// would record in vain at every one. After each such run of recordings the member runs twice
+/// as many off-cycle steps as before it records again (from [`FIRST_RECORD_WAIT`] to
+/// [`MAX_RECORD_WAIT`]); a found cycle, a new incarnation or a new assignment starts afresh.
+/// Only speed depends on it: steps not jumped run one by one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct RecordBackoff {
     /// Off-cycle steps to run before the next recording (0: none).
@@ -442,16 +440,41 @@ impl World<'_> {
             self.take_back(slot);
         }
     }
+}
 
-    /// Before `tp`'s records or state are read or changed by someone other than its owner: the
-    /// owner's aside steps that come first run now.
-    pub(super) fn catch_up_owner(&mut self, owner: Option<Conn>, now: SimTime) {
-        let Some(conn) = owner else { return };
-        let slot = conn.slot as usize;
-        let current = self.slots.get(slot).is_some_and(|s| s.incarnation == conn.incarnation);
-        if current && self.slots[slot].lazy.is_some() {
-            self.catch_up(slot, now);
+/// The catch-up the ownership books ask for before a partition changes (`crate::ownership`).
+impl CatchUp for World<'_> {
+    fn books(&mut self) -> &mut Books {
+        &mut self.books
+    }
+
+    fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    fn catch_up_owner(&mut self, owner: Conn, now: SimTime) {
+        if self.has_aside_steps(owner) {
+            self.catch_up(owner.slot as usize, now);
         }
+    }
+
+    fn behind(&self, owner: Conn, now: SimTime) -> bool {
+        if !self.has_aside_steps(owner) {
+            return false;
+        }
+        let slot = owner.slot as usize;
+        let Some(step) = self.slots[slot].lazy else { return false };
+        let inclusive = (slot as u64) < self.current_rank;
+        let due = step.at < now || (inclusive && step.at == now);
+        due && self.step_stays_quiet(slot, step.at)
+    }
+}
+
+impl World<'_> {
+    /// Whether incarnation `conn` (not a later one of its slot) has steps aside.
+    fn has_aside_steps(&self, conn: Conn) -> bool {
+        let slot = self.slots.get(conn.slot as usize);
+        slot.is_some_and(|s| s.incarnation == conn.incarnation && s.lazy.is_some())
     }
 }
 
