@@ -2,11 +2,11 @@
 //! state it is in without one, how far its records were processed, and whether its access must
 //! be reported again. The books are the only way to change an owner.
 //!
-//! Fast stepping (`world/lazy.rs`) runs a steady member's poll-loop steps aside and must run
-//! them up to the current instant before anything reads or changes its partitions. The books
-//! keep that rule themselves: every change of an owner ([`set_owner`]), every record processed
-//! by someone other than the owner ([`record_processed`]) and every report of a changed
-//! access ([`settle`]) goes through a function that takes the world as a [`CatchUp`] and
+//! Fast stepping (`world/stepper/lazy.rs`) runs a steady member's poll-loop steps aside and
+//! must run them up to the current instant before anything reads or changes its partitions.
+//! The books keep that rule themselves: every change of an owner ([`set_owner`]), every record
+//! processed by someone other than the owner ([`record_processed`]) and every report of a
+//! changed access ([`settle`]) goes through a function that takes the world as a [`CatchUp`] and
 //! catches the owner up first; then it asserts (debug builds and tests) that the owner has no
 //! aside step left before that instant, so a miss fails there and then, not at the end-of-run
 //! comparison of plain and fast stepping. The owner's own records raise the processed frontier

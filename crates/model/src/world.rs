@@ -32,10 +32,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-mod cycle;
-mod lazy;
+mod stepper;
 mod view;
-pub use lazy::Stepping;
+use stepper::Stepper;
+pub use stepper::Stepping;
 pub use view::{MemberView, NoProbe, Probe, WorldView};
 
 /// At most this many events per run (a bound, not a target: reaching it ends the run).
@@ -114,7 +114,7 @@ pub fn simulate_stepped(
     probe: &mut dyn Probe,
 ) -> Result<RunStats, ModelError> {
     let mut world = World::new(scenario, protocol, seed, observer);
-    world.stepping = stepping;
+    world.stepper.stepping = stepping;
     Ok(world.run(probe))
 }
 
@@ -143,7 +143,7 @@ pub(crate) enum Ev {
     Reconnect(Conn),
     Sample,
     External(ExtEv),
-    /// A member's poll-loop steps kept aside must go back to the queue (`world/lazy.rs`).
+    /// A member's poll-loop steps kept aside must go back to the queue (`world/stepper`).
     Wake(Conn),
 }
 
@@ -225,32 +225,9 @@ pub(crate) struct Slot {
     held: Vec<ConsumerInput>,
     pub(crate) disconnected: bool,
     restart_pending: bool,
-    /// The pending poll-loop step kept out of the queue (fast stepping).
-    lazy: Option<lazy::LazyStep>,
-    /// The wake-up timer of the member's aside steps.
-    wake: TimerId,
-    /// Known cycles of the member's aside steps (`world/cycle.rs`).
-    cycles: Vec<cycle::Cycle>,
-    /// Where the member stands on one of them, if known (`world/cycle.rs`).
-    on_cycle: Option<cycle::OnCycle>,
-    /// The pending step at which a lookup found the member on none of them (valid like
-    /// `on_cycle`: until its steps run, it is taken back, or a cycle is added).
-    off_cycle: Option<lazy::LazyStep>,
-    /// The position the member had when its pending step went back to the queue: checked
-    /// when it goes aside again (`World::resume_position`), which spares a lookup.
-    resume_hint: Option<cycle::OnCycle>,
-    /// When its catch-ups may record its steps again (`world/lazy.rs`).
-    record_backoff: lazy::RecordBackoff,
 }
 
 impl Slot {
-    /// Forgets where the member stands on its cycles (its state or its cycles changed).
-    fn forget_cycle_position(&mut self) {
-        self.on_cycle = None;
-        self.off_cycle = None;
-        self.resume_hint = None;
-    }
-
     pub(crate) fn alive(&self) -> bool {
         self.consumer.as_ref().is_some_and(|c| c.alive())
     }
@@ -294,20 +271,12 @@ pub(crate) struct World<'o> {
     pub(crate) one_way: SimTime,
     end: SimTime,
     sample_every: SimTime,
-    stepping: Stepping,
-    /// Every topic has constant arrivals and processing is constant: aside steps may repeat
-    /// exactly, and cycles are looked for.
-    periodic: bool,
-    /// Per topic and partition: `PartitionLog::exact_spacing`.
-    spacings: Vec<Vec<Option<(SimTime, u64)>>>,
-    /// The queue rank of the event being handled (`lazy::rank_of`).
-    current_rank: u64,
+    /// How the members' poll loops are stepped, and the fast stepper's state (`world/stepper`).
+    stepper: Stepper,
     /// Emptied member outboxes kept for reuse (`World::take_outbox`): a poll step fills one,
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
-    /// The buffer of a signature computed for a lookup (`World::locate`).
-    signature_scratch: Vec<i64>,
 }
 
 impl<'o> World<'o> {
@@ -344,6 +313,8 @@ impl<'o> World<'o> {
         let params = consumer_params(scenario, protocol, one_way);
         let samples = scenario.duration.as_nanos().div_ceil(SimTime::from_secs(1).as_nanos());
         let every_s = samples.div_ceil(MAX_SAMPLES).max(1);
+        let periodic = scenario.topics.iter().all(|t| t.arrival == Arrival::Constant)
+            && matches!(scenario.consumer.processing, scenario::Processing::Constant(_));
         let mut world = World {
             queue: EventQueue::new(),
             assignor_rng: streams.stream("assignor"),
@@ -364,13 +335,8 @@ impl<'o> World<'o> {
             one_way,
             end: scenario.duration,
             sample_every: SimTime::from_secs(every_s),
-            stepping: Stepping::Fast,
-            periodic: scenario.topics.iter().all(|t| t.arrival == Arrival::Constant)
-                && matches!(scenario.consumer.processing, scenario::Processing::Constant(_)),
-            spacings: vec![Vec::new(); order.len()],
-            current_rank: RANK_LAST,
+            stepper: Stepper::new(periodic, order.len()),
             spare_outboxes: Vec::new(),
-            signature_scratch: Vec::new(),
         };
         world.init(scenario, protocol);
         world
@@ -435,7 +401,7 @@ impl<'o> World<'o> {
                     PartitionLog::poisson(now, rate, self.streams.indexed("workload", index))
                 }
             };
-            self.spacings[topic].push(log.exact_spacing());
+            self.stepper.add_partition(topic, log.exact_spacing());
             self.logs.push(topic, log);
             let tp = Tp { topic: topic as u32, partition };
             self.books.add(tp);
@@ -467,7 +433,7 @@ impl<'o> World<'o> {
             }
             let (now, ev) = self.queue.pop().expect("peeked an event");
             events += 1;
-            self.current_rank = lazy::rank_of(&ev);
+            self.stepper.set_current_rank(stepper::rank_of(&ev));
             if probe.wants_events() {
                 probe.before_event(now, &ev);
             }
@@ -486,7 +452,7 @@ impl<'o> World<'o> {
 
     fn finish(&mut self, events: u64) {
         let end = self.end;
-        self.current_rank = RANK_LAST;
+        self.stepper.set_current_rank(RANK_LAST);
         self.catch_up_all(end);
         for slot in 0..self.slots.len() {
             let Some(consumer) = self.slots[slot].consumer.as_ref() else { continue };
@@ -610,9 +576,7 @@ impl<'o> World<'o> {
         if self.changes_nothing(slot, now, &input) {
             return;
         }
-        if !lazy::ignores_poll_loop(&input) {
-            self.touch_for(slot, now, &input);
-        }
+        self.touch_for(slot, now, &input);
         let mut out = self.take_outbox();
         let Some(conn) = self.run_member(slot, now, input, &mut out) else { return };
         self.apply_member_outbox(now, slot, conn, out);
@@ -661,7 +625,7 @@ impl<'o> World<'o> {
         for (timer, at) in out.timers.drain(..) {
             let id = self.slots[slot].timers[timer.slot()];
             // Poll-loop steps rank by slot, ahead of the other events of their instant.
-            let rank = if lazy::is_poll_step(timer) { slot as u64 } else { RANK_LAST };
+            let rank = if stepper::is_poll_step(timer) { slot as u64 } else { RANK_LAST };
             match at {
                 Some(at) => self.queue.arm_as_of(id, at, rank, now, Ev::MemberTimer(conn, timer)),
                 None => self.queue.cancel(id),
@@ -798,14 +762,8 @@ impl<'o> World<'o> {
             held: Vec::new(),
             disconnected: false,
             restart_pending: false,
-            lazy: None,
-            wake,
-            cycles: Vec::new(),
-            on_cycle: None,
-            off_cycle: None,
-            resume_hint: None,
-            record_backoff: lazy::RecordBackoff::default(),
         });
+        self.stepper.add_slot(wake);
         index
     }
 
@@ -882,12 +840,10 @@ impl<'o> World<'o> {
         s.paused = false;
         s.held.clear();
         s.disconnected = false;
-        s.cycles.clear();
-        s.record_backoff = lazy::RecordBackoff::default();
-        s.forget_cycle_position();
         for id in s.timers.clone() {
             self.queue.cancel(id);
         }
+        self.stepper.restart(slot);
         let conn = Conn { slot: slot as u32, incarnation: self.slots[slot].incarnation };
         let consumer = self.new_consumer(conn, name);
         self.slots[slot].consumer = Some(consumer);
@@ -903,7 +859,7 @@ impl<'o> World<'o> {
         for id in self.slots[slot].timers.clone() {
             self.queue.cancel(id);
         }
-        self.queue.cancel(self.slots[slot].wake);
+        self.queue.cancel(self.stepper.wake_timer(slot));
         self.books.mark_owned_by(conn);
         if let Some(after) = restart_after {
             self.down_waiting.insert(name.to_string());

@@ -1,8 +1,8 @@
 //! What the world needs to step a member's poll loop outside the event queue (fast stepping,
-//! `world/lazy.rs`): which poll-loop step is pending, whether the next steps can only process
-//! records (no request, no callback), and until when that holds.
+//! `world/stepper/lazy.rs`): which poll-loop step is pending, whether the next steps can only
+//! process records (no request, no callback), and until when that holds.
 
-use super::{Batch, BatchTimes, Consumer, ConsumerTimer, Membership, Phase, NO_POSITION};
+use super::{Batch, BatchTimes, Consumer, ConsumerTimer, NO_POSITION};
 use crate::processing::ProcessingSampler;
 use crate::types::Tp;
 use scenario::{Client, CommitPolicy};
@@ -29,21 +29,8 @@ impl Consumer {
     /// assignment, rejoin, close, commit response), connected, and commits are not per batch.
     /// Such steps send nothing and report only `Processed` until [`Consumer::loud_at`].
     pub fn poll_loop_is_quiet(&self) -> bool {
-        let idle_protocol = match &self.membership {
-            Membership::Kip848(state) => {
-                self.member_id.is_some() && !state.poll_expired && !state.joining
-            }
-            Membership::Classic => {
-                matches!(self.phase, Phase::Stable | Phase::Joining | Phase::Syncing)
-                    && self.member_id.is_some()
-                    && !self.rejoin_needed
-            }
-            // Its partitions come and go by inputs that are not messages (`Assign`,
-            // `Release`): its steps stay in the queue.
-            Membership::Assigned(_) => false,
-        };
         self.alive
-            && idle_protocol
+            && self.poll_loop_is_plain()
             && !self.closing
             && !self.disconnected
             && self.awaiting_commit.is_none()

@@ -13,8 +13,8 @@
 //! owner reads the batch again while this member still finishes processing it.
 
 use crate::consumer::{
-    Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, ConsumerParams, LogView, Membership,
-    RevokeCause,
+    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
+    ConsumerTimer, LogView, Membership, RevokeCause,
 };
 use crate::types::Tp;
 use sim_core::SimTime;
@@ -178,6 +178,25 @@ fn hand_back(offsets: Vec<(Tp, u64)>, wait_until: Option<SimTime>, out: &mut Con
         out.note(ConsumerNote::Revoked { tps, cause: RevokeCause::Revoked });
     }
     out.note(ConsumerNote::Released { offsets, wait_until });
+}
+
+/// What fast stepping (`world/stepper`) needs to know of a member without a group.
+impl Consumer {
+    /// Never plain: its partitions come and go by inputs that are not messages (`Assign`,
+    /// `Release`), so its steps stay in the queue.
+    pub(crate) fn assigned_poll_loop_is_plain(&self) -> bool {
+        false
+    }
+
+    /// The heartbeat timer leaves the poll loop alone (it does nothing without a group).
+    pub(crate) fn assigned_input_leaves_poll_loop_alone(input: &ConsumerInput) -> bool {
+        matches!(input, ConsumerInput::Timer(ConsumerTimer::Heartbeat))
+    }
+
+    /// No response of a coordinator can change nothing: it has none.
+    pub(crate) fn assigned_response_changes_nothing(_: &ConsumerInput) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
