@@ -66,9 +66,9 @@ impl Consumer {
 
     /// AK `onJoinPrepare`, then JoinGroup.
     fn prepare_join(&mut self, out: &mut ConsumerOutbox) {
-        if self.member_id.is_none() && !self.owned.is_empty() {
+        if self.member_id.is_none() && !self.poll_loop.owned.is_empty() {
             let tps = self.owned();
-            self.owned.clear();
+            self.poll_loop.owned.clear();
             self.owned_generation = -1;
             out.note(ConsumerNote::Lost { tps });
         }
@@ -212,7 +212,7 @@ impl Consumer {
         let owned = self.owned();
         let owned_generation = if owned.is_empty() { -1 } else { self.owned_generation };
         if self.params.mode == RebalanceMode::Eager {
-            self.owned.clear();
+            self.poll_loop.owned.clear();
         }
         self.phase = Phase::Joining;
         self.rejoin_needed = false;

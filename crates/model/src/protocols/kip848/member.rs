@@ -146,9 +146,9 @@ impl Consumer {
             && self.member_id.as_ref() == Some(&ok.member_id)
             && ok.member_epoch == self.generation
             && ok.member_epoch == self.owned_generation
-            && ok.assigned.len() == self.owned.len()
-            && ok.assigned.iter().all(|tp| self.owned.contains_key(tp))
-            && ok.committed.iter().all(|(tp, _)| self.owned.contains_key(tp))
+            && ok.assigned.len() == self.poll_loop.owned.len()
+            && ok.assigned.iter().all(|tp| self.poll_loop.owned.contains_key(tp))
+            && ok.committed.iter().all(|(tp, _)| self.poll_loop.owned.contains_key(tp))
     }
 
     /// Applies the assignment of a response; acknowledges a revocation at once.
@@ -192,9 +192,9 @@ impl Consumer {
 
     /// Forgets the membership: partitions lost (no commit), epoch reset.
     fn drop_membership(&mut self, out: &mut ConsumerOutbox) {
-        if !self.owned.is_empty() {
+        if !self.poll_loop.owned.is_empty() {
             let tps = self.owned();
-            self.owned.clear();
+            self.poll_loop.owned.clear();
             out.note(ConsumerNote::Lost { tps });
         }
         self.member_id = None;

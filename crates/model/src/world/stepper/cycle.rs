@@ -2,8 +2,8 @@
 //! exactly evenly spaced, constant processing), whole stretches of them are applied at once.
 //!
 //! While a member catches up, the loop state after each aside step is recorded with its
-//! signature ([`Consumer::loop_signature`]: everything that decides the coming steps, relative
-//! to the last poll). When a signature repeats, the steps between the two are one *cycle*: from
+//! signature ([`crate::consumer::Consumer::loop_signature`]: everything that decides the
+//! coming steps, relative to the last poll). When a signature repeats, the steps between the two are one *cycle*: from
 //! any state with the signature of a cycle phase, the member runs the cycle's steps again,
 //! shifted in time and offsets (the arrivals are exactly evenly spaced, so the same records
 //! are waiting at the same relative times). A jump then emits the records of the skipped
@@ -12,7 +12,7 @@
 //! The cycle stays with the member for later catch-ups until an input changes it.
 
 use super::lazy::LazyStep;
-use crate::consumer::{Consumer, ConsumerTimer, LoopShift, LoopState, SIGNATURE_HEAD};
+use crate::consumer::{ConsumerTimer, LoopShift, LoopState, PollLoop, SIGNATURE_HEAD};
 use crate::observe::PeriodicStretch;
 use crate::records::RecordTimes;
 use crate::types::Tp;
@@ -296,16 +296,16 @@ impl Cycle {
 
     /// The phase of a member in loop state `consumer` (with `signature`) on this cycle, and
     /// its shift from the recorded state of that phase.
-    fn locate(&self, signature: &[i64], consumer: &Consumer) -> Option<(usize, LoopShift)> {
+    fn locate(&self, signature: &[i64], poll_loop: &PollLoop) -> Option<(usize, LoopShift)> {
         let hash = signature_hash(signature);
         let from = self.phases.partition_point(|&(h, _)| h < hash);
         let same_hash = self.phases[from..].iter().take_while(|&&(h, _)| h == hash);
         let q = same_hash.map(|&(_, q)| q).find(|&q| self.signatures[q] == signature)?;
         let base = &self.snaps[q].state;
-        if consumer.owned_len() != self.tps.len() || consumer.last_poll() < base.last_poll() {
+        if poll_loop.owned_len() != self.tps.len() || poll_loop.last_poll() < base.last_poll() {
             return None;
         }
-        Some((q, consumer.shift_since(base, base.last_poll())))
+        Some((q, poll_loop.shift_since(base, base.last_poll())))
     }
 
     /// How many steps from phase `q` fit in `bound` (at most [`MAX_JUMP_PERIODS`] periods).
@@ -432,8 +432,8 @@ impl World<'_> {
                 }
             };
             let snap = &cycle.snaps[q];
-            let found =
-                shift_step(snap.next, shift) == step && consumer.loop_state_is(&snap.state, shift);
+            let found = shift_step(snap.next, shift) == step
+                && consumer.poll_loop.loop_state_is(&snap.state, shift);
             found.then_some((q, wraps))
         };
         let Some((q, wraps)) = (0..2).find_map(stands_at) else { return };
@@ -468,7 +468,7 @@ impl World<'_> {
         let step = self.stepper.slots[slot].lazy?;
         let signature = self.signature(slot, step)?;
         let consumer = self.slots[slot].consumer.as_ref()?;
-        Some((signature, consumer.loop_state(), consumer.last_poll()))
+        Some((signature, consumer.poll_loop.loop_state(), consumer.poll_loop.last_poll()))
     }
 
     /// Looks `slot` (with pending step `step`) up on its cycles, with the signature of
@@ -508,7 +508,7 @@ impl World<'_> {
                         !self.signature_into(slot, step, computed) || {
                             let consumer = self.slots[slot].consumer.as_ref().expect("a member");
                             let cycles = &self.stepper.slots[slot].cycles;
-                            cycles.iter().all(|c| c.locate(computed, consumer).is_none())
+                            cycles.iter().all(|c| c.locate(computed, &consumer.poll_loop).is_none())
                         },
                         "slot {slot} ruled off its cycles by the head of its signature is on one"
                     );
@@ -522,7 +522,7 @@ impl World<'_> {
         };
         let consumer = self.slots[slot].consumer.as_ref()?;
         self.stepper.slots[slot].cycles.iter().enumerate().find_map(|(cycle, c)| {
-            let (q, shift) = c.locate(signature, consumer)?;
+            let (q, shift) = c.locate(signature, &consumer.poll_loop)?;
             Some(OnCycle { cycle, q, shift, step })
         })
     }
@@ -541,8 +541,9 @@ impl World<'_> {
         let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);
         shift.add(&cycle.period, wraps);
         let target = &cycle.snaps[phase];
+        // The jump writes the poll loop only (not the membership).
         let consumer = self.slots[slot].consumer.as_mut().expect("an aside member is alive");
-        consumer.set_loop_state_shifted(&target.state, &shift);
+        consumer.poll_loop.set_loop_state_shifted(&target.state, &shift);
         let step = shift_step(target.next, &shift);
         self.stepper.slots[slot].lazy = Some(step);
         self.stepper.slots[slot].on_cycle = Some(OnCycle { cycle: index, q: phase, shift, step });
@@ -560,8 +561,10 @@ impl World<'_> {
         bound: Bound,
     ) -> Option<u64> {
         let consumer = self.slots[slot].consumer.as_ref()?;
-        let fresh =
-            consumer.next_unprocessed().all(|(tp, offset)| self.books.is_unprocessed(tp, offset));
+        let fresh = consumer
+            .poll_loop
+            .next_unprocessed()
+            .all(|(tp, offset)| self.books.is_unprocessed(tp, offset));
         if !fresh {
             return None;
         }
@@ -620,7 +623,7 @@ impl World<'_> {
         };
         let spacings = &self.stepper.spacings;
         let spacing = |tp: Tp| spacings[tp.topic as usize][tp.partition as usize];
-        let armed = step.armed.as_nanos() as i64 - consumer.last_poll().as_nanos() as i64;
+        let armed = step.armed.as_nanos() as i64 - consumer.poll_loop.last_poll().as_nanos() as i64;
         let ok = consumer.loop_signature(&mut self.logs, &spacing, step_kind(step), out);
         out.push(armed);
         ok

@@ -218,7 +218,7 @@ impl World<'_> {
     fn snapshot(&self, slot: usize, processed: Vec<Processed>) -> Snapshot {
         let consumer = self.slots[slot].consumer.as_ref().expect("an aside member is alive");
         let next = self.stepper.slots[slot].lazy.expect("a pending step");
-        Snapshot { state: consumer.loop_state(), next, processed }
+        Snapshot { state: consumer.poll_loop.loop_state(), next, processed }
     }
 
     /// Records a snapshot; true when it closed a cycle (kept with the member, recording ends).
@@ -346,7 +346,7 @@ impl World<'_> {
         let Some(consumer) = s.consumer.as_ref().filter(|c| c.poll_loop_is_quiet()) else {
             return;
         };
-        let Some(timer) = consumer.poll_step() else { return };
+        let Some(timer) = consumer.poll_loop.poll_step() else { return };
         let conn = consumer.conn();
         let wake_at = consumer.loud_at().min(now.saturating_add(self.params.max_poll_interval));
         let id = s.timers[timer.slot()];
@@ -392,7 +392,7 @@ impl World<'_> {
         self.catch_up(slot, now);
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return };
         let idle = consumer.response_changes_nothing(input);
-        if !(idle && consumer.in_batch() && self.stepper.slots[slot].lazy.is_some()) {
+        if !(idle && consumer.poll_loop.in_batch() && self.stepper.slots[slot].lazy.is_some()) {
             self.take_back(slot);
         }
     }
