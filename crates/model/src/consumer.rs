@@ -465,25 +465,53 @@ pub struct Consumer {
     pub(crate) generation: i32,
     pub(crate) phase: Phase,
     pub(crate) rejoin_needed: bool,
-    pub(crate) owned: Positions,
     pub(crate) owned_generation: i32,
     pub(crate) pending: Option<SyncOk>,
-    pub(crate) batch: Option<Batch>,
-    pub(crate) in_poll: bool,
     pub(crate) awaiting_commit: Option<u64>,
     pub(crate) closing: bool,
     pub(crate) disconnected: bool,
-    pub(crate) epoch: u64,
     pub(crate) next_request: u64,
     pub(crate) last_auto_commit: SimTime,
     pub(crate) started: SimTime,
-    /// When `poll()` last ran (fast stepping compares loop states relative to it).
-    pub(crate) last_poll: SimTime,
-    pub(crate) cursor: usize,
+    /// The poll loop: partitions and positions, the batch in progress, the fetch rotation.
+    pub(crate) poll_loop: PollLoop,
     /// The protocol's own client state.
     pub(crate) membership: Membership,
+}
+
+/// The protocol-neutral poll loop of a member: what its quiet steps change, and all that a
+/// periodic jump of fast stepping writes (`world/stepper/cycle.rs` borrows this, not the
+/// consumer, so a jump cannot touch membership).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PollLoop {
+    /// The owned partitions and their fetch positions.
+    pub(crate) owned: Positions,
+    /// The batch in progress.
+    pub(crate) batch: Option<Batch>,
+    /// Waiting in `poll()` for records.
+    pub(crate) in_poll: bool,
+    /// Polls so far (a timer of an earlier poll is stale).
+    pub(crate) epoch: u64,
+    /// When `poll()` last ran (fast stepping compares loop states relative to it).
+    pub(crate) last_poll: SimTime,
+    /// The fetch rotation: the partition a fetch starts from (mod their count).
+    pub(crate) cursor: usize,
     /// The buffers of the last finished batch, reused by the next one (not loop state).
     pub(crate) spare: SpareBatch,
+}
+
+impl PollLoop {
+    /// Keeps the buffers of a finished batch for the next fetch.
+    pub(crate) fn keep_buffers(&mut self, batch: Batch) {
+        self.spare.parts = batch.parts;
+        match batch.times {
+            BatchTimes::Linear { arrivals, .. } => self.spare.arrivals = arrivals,
+            BatchTimes::Listed { arrivals, ends } => {
+                self.spare.listed_arrivals = arrivals;
+                self.spare.listed_ends = ends;
+            }
+        }
+    }
 }
 
 /// Emptied buffers of a finished batch: a fetch fills them again instead of allocating.
@@ -510,22 +538,16 @@ impl Consumer {
             generation: -1,
             phase: Phase::Unjoined,
             rejoin_needed: true,
-            owned: Positions::default(),
             owned_generation: -1,
             pending: None,
-            batch: None,
-            in_poll: false,
             awaiting_commit: None,
             closing: false,
             disconnected: false,
-            epoch: 0,
             next_request: 0,
             last_auto_commit: SimTime::ZERO,
             started: SimTime::ZERO,
-            last_poll: SimTime::ZERO,
-            cursor: 0,
+            poll_loop: PollLoop::default(),
             membership: Membership::of_mode(params_mode),
-            spare: SpareBatch::default(),
         }
     }
 
@@ -551,21 +573,21 @@ impl Consumer {
     }
     /// The fetch position of `tp`, if owned and readable.
     pub fn position(&self, tp: Tp) -> Option<u64> {
-        self.owned.get(&tp).copied().filter(|p| *p != NO_POSITION)
+        self.poll_loop.owned.get(&tp).copied().filter(|p| *p != NO_POSITION)
     }
     /// Partitions owned now.
     pub fn owned(&self) -> Vec<Tp> {
-        self.owned.keys().copied().collect()
+        self.poll_loop.owned.keys().copied().collect()
     }
 
     /// The partitions owned, in order.
     pub fn owned_partitions(&self) -> impl Iterator<Item = Tp> + '_ {
-        self.owned.keys().copied()
+        self.poll_loop.owned.keys().copied()
     }
 
     /// Whether the partitions owned now are exactly `tps`.
     pub fn owns_exactly(&self, tps: &BTreeSet<Tp>) -> bool {
-        self.owned.len() == tps.len() && self.owned.keys().eq(tps.iter())
+        self.poll_loop.owned.len() == tps.len() && self.poll_loop.owned.keys().eq(tps.iter())
     }
 
     /// Handles one input at `now`.
@@ -589,7 +611,7 @@ impl Consumer {
             ConsumerInput::Crash => self.on_crash(now, out),
             ConsumerInput::Close => {
                 self.closing = true;
-                if self.batch.is_none() && self.awaiting_commit.is_none() {
+                if self.poll_loop.batch.is_none() && self.awaiting_commit.is_none() {
                     self.close(out);
                 }
             }
@@ -626,23 +648,23 @@ impl Consumer {
         match timer {
             ConsumerTimer::Heartbeat => self.on_heartbeat_timer(now, out),
             ConsumerTimer::BatchDone { epoch } => {
-                if self.batch.as_ref().is_some_and(|b| b.epoch == epoch) {
+                if self.poll_loop.batch.as_ref().is_some_and(|b| b.epoch == epoch) {
                     self.finish_batch(now, env, out);
                 }
             }
             ConsumerTimer::PollWake { epoch } => {
-                if self.in_poll && epoch == self.epoch {
+                if self.poll_loop.in_poll && epoch == self.poll_loop.epoch {
                     self.poll(now, env, out);
                 }
             }
             ConsumerTimer::MaxPoll { epoch } => {
-                if self.batch.as_ref().is_some_and(|b| b.epoch == epoch) {
+                if self.poll_loop.batch.as_ref().is_some_and(|b| b.epoch == epoch) {
                     self.on_poll_timeout(out);
                 }
             }
             ConsumerTimer::AutoCommit => {
                 let member = self.phase == Phase::Stable || self.is_external();
-                if member && !self.owned.is_empty() {
+                if member && !self.poll_loop.owned.is_empty() {
                     self.commit(self.positions(|_| true), out);
                 }
                 out.arm(ConsumerTimer::AutoCommit, now + self.params.auto_commit_interval);
@@ -720,7 +742,7 @@ impl Consumer {
     }
 
     pub(crate) fn on_crash(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
-        if let Some(batch) = self.batch.take() {
+        if let Some(batch) = self.poll_loop.batch.take() {
             emit_processed(&batch, Some(now), out);
         }
         self.alive = false;
@@ -732,7 +754,7 @@ impl Consumer {
         env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
-        if self.in_poll {
+        if self.poll_loop.in_poll {
             self.poll(now, env, out);
         }
     }
@@ -744,13 +766,13 @@ impl Consumer {
         env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
-        if self.batch.is_some() || self.awaiting_commit.is_some() {
+        if self.poll_loop.batch.is_some() || self.awaiting_commit.is_some() {
             return;
         }
-        self.last_poll = now;
-        self.in_poll = false;
-        self.epoch += 1;
-        out.cancel(ConsumerTimer::PollWake { epoch: self.epoch });
+        self.poll_loop.last_poll = now;
+        self.poll_loop.in_poll = false;
+        self.poll_loop.epoch += 1;
+        out.cancel(ConsumerTimer::PollWake { epoch: self.poll_loop.epoch });
         self.maybe_auto_commit_in_poll(now, out);
         if let Some(sync) = self.pending.take() {
             self.apply_assignment(now, sync, env, out);
@@ -768,9 +790,9 @@ impl Consumer {
             Ok(batch) => return self.start_batch(now, batch, out),
             Err(first_unseen) => first_unseen,
         };
-        self.in_poll = true;
+        self.poll_loop.in_poll = true;
         let wake = self.next_wake(now, first_unseen);
-        out.arm(ConsumerTimer::PollWake { epoch: self.epoch }, wake);
+        out.arm(ConsumerTimer::PollWake { epoch: self.poll_loop.epoch }, wake);
     }
 
     pub(crate) fn maybe_auto_commit_in_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
@@ -779,7 +801,7 @@ impl Consumer {
         if java && self.params.auto_commit() && due {
             self.last_auto_commit = now;
             let member = self.phase == Phase::Stable && self.member_id.is_some();
-            if (member || self.is_external()) && !self.owned.is_empty() {
+            if (member || self.is_external()) && !self.poll_loop.owned.is_empty() {
                 self.commit(self.positions(|_| true), out);
             }
         }
@@ -792,14 +814,14 @@ impl Consumer {
         out: &mut ConsumerOutbox,
     ) -> bool {
         let revoked: Vec<Tp> =
-            self.owned.keys().filter(|tp| !assigned.contains(tp)).copied().collect();
+            self.poll_loop.owned.keys().filter(|tp| !assigned.contains(tp)).copied().collect();
         if revoked.is_empty() {
             return false;
         }
         if self.params.auto_commit() {
             self.commit(self.positions(|tp| !assigned.contains(tp)), out);
         }
-        self.owned.retain(|tp| assigned.contains(tp));
+        self.poll_loop.owned.retain(|tp| assigned.contains(tp));
         out.note(ConsumerNote::Revoked { tps: revoked, cause: RevokeCause::Revoked });
         true
     }
@@ -815,12 +837,12 @@ impl Consumer {
     ) -> bool {
         let mut added = Vec::new();
         for (tp, committed) in assigned {
-            if !self.owned.contains_key(&tp) {
+            if !self.poll_loop.owned.contains_key(&tp) {
                 added.push((tp, self.start_position(now, tp, committed, env, out)));
             }
         }
         let any = !added.is_empty();
-        self.owned.add_new(added);
+        self.poll_loop.owned.add_new(added);
         any
     }
 
@@ -856,15 +878,15 @@ impl Consumer {
         env: &mut ConsumerEnv<'_, L>,
     ) -> Result<Batch, SimTime> {
         let visible = now.saturating_sub(self.params.one_way);
-        if self.owned.is_empty() || self.disconnected {
+        if self.poll_loop.owned.is_empty() || self.disconnected {
             return Err(SimTime::MAX);
         }
         let mut budget = self.params.max_poll_records as u64;
-        let mut parts = std::mem::take(&mut self.spare.parts);
+        let mut parts = std::mem::take(&mut self.poll_loop.spare.parts);
         parts.clear();
         // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
-        let start = self.cursor % self.owned.len();
-        self.cursor = self.cursor.wrapping_add(1);
+        let start = self.poll_loop.cursor % self.poll_loop.owned.len();
+        self.poll_loop.cursor = self.poll_loop.cursor.wrapping_add(1);
         // The earliest arrival of the records at the positions that found nothing new.
         let mut first_unseen = SimTime::MAX;
         let mut take_from = |tp: Tp, position: &mut u64| -> bool {
@@ -888,14 +910,14 @@ impl Consumer {
             }
             budget == 0
         };
-        let (from, before) = self.owned.rotation_mut(start);
+        let (from, before) = self.poll_loop.owned.rotation_mut(start);
         let full = from.iter_mut().any(|(tp, p)| take_from(*tp, p));
         if !full {
             before.iter_mut().any(|(tp, p)| take_from(*tp, p));
         }
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.
-            self.spare.parts = parts;
+            self.poll_loop.spare.parts = parts;
             return Err(first_unseen);
         }
         Ok(self.timed_batch(now, parts, env))
@@ -908,12 +930,12 @@ impl Consumer {
         env: &mut ConsumerEnv<'_, L>,
     ) -> Batch {
         let total: usize = parts.iter().map(|p| p.2).sum();
-        let spare = std::mem::take(&mut self.spare.arrivals);
+        let spare = std::mem::take(&mut self.poll_loop.spare.arrivals);
         if let Some((times, end)) = linear_times(now, &parts, &self.params.processing, env, spare) {
             return Batch { epoch: 0, parts, times, end, polled: now };
         }
-        let mut arrivals = std::mem::take(&mut self.spare.listed_arrivals);
-        let mut ends = std::mem::take(&mut self.spare.listed_ends);
+        let mut arrivals = std::mem::take(&mut self.poll_loop.spare.listed_arrivals);
+        let mut ends = std::mem::take(&mut self.poll_loop.spare.listed_ends);
         arrivals.clear();
         ends.clear();
         arrivals.reserve(total);
@@ -932,10 +954,10 @@ impl Consumer {
     }
 
     pub(crate) fn start_batch(&mut self, now: SimTime, mut batch: Batch, out: &mut ConsumerOutbox) {
-        batch.epoch = self.epoch;
-        out.arm(ConsumerTimer::BatchDone { epoch: self.epoch }, batch.end);
-        out.arm(ConsumerTimer::MaxPoll { epoch: self.epoch }, self.poll_deadline(now));
-        self.batch = Some(batch);
+        batch.epoch = self.poll_loop.epoch;
+        out.arm(ConsumerTimer::BatchDone { epoch: self.poll_loop.epoch }, batch.end);
+        out.arm(ConsumerTimer::MaxPoll { epoch: self.poll_loop.epoch }, self.poll_deadline(now));
+        self.poll_loop.batch = Some(batch);
     }
 
     /// When the poll timer of a poll at `now` expires: Java checks it continuously,
@@ -961,7 +983,7 @@ impl Consumer {
     }
 
     pub(crate) fn delay_batch(&mut self, now: SimTime, by: SimTime, out: &mut ConsumerOutbox) {
-        match self.batch.as_mut() {
+        match self.poll_loop.batch.as_mut() {
             Some(batch) => {
                 let mut times = batch.times.to_listed(&batch.parts);
                 if let BatchTimes::Listed { ends, .. } = &mut times {
@@ -973,8 +995,8 @@ impl Consumer {
             }
             None => {
                 // Busy outside a batch (e.g. the application stalls between polls).
-                self.in_poll = false;
-                self.epoch += 1;
+                self.poll_loop.in_poll = false;
+                self.poll_loop.epoch += 1;
                 let parts = Vec::new();
                 let times = BatchTimes::Listed { arrivals: vec![], ends: vec![] };
                 let batch = Batch { epoch: 0, parts, times, end: now + by, polled: now };
@@ -989,12 +1011,12 @@ impl Consumer {
         env: &mut ConsumerEnv<'_, L>,
         out: &mut ConsumerOutbox,
     ) {
-        let batch = self.batch.take().expect("a batch in progress");
+        let batch = self.poll_loop.batch.take().expect("a batch in progress");
         emit_processed(&batch, None, out);
         self.confirm_releases(batch.epoch, out);
         out.cancel(ConsumerTimer::MaxPoll { epoch: batch.epoch });
         let had_records = !batch.parts.is_empty();
-        self.keep_buffers(batch);
+        self.poll_loop.keep_buffers(batch);
         match self.params.commit {
             CommitPolicy::SyncPerBatch if had_records => {
                 if let Some(request) = self.commit(self.positions(|_| true), out) {
@@ -1023,23 +1045,12 @@ impl Consumer {
         }
     }
 
-    /// Keeps the buffers of a finished batch for the next fetch.
-    pub(crate) fn keep_buffers(&mut self, batch: Batch) {
-        self.spare.parts = batch.parts;
-        match batch.times {
-            BatchTimes::Linear { arrivals, .. } => self.spare.arrivals = arrivals,
-            BatchTimes::Listed { arrivals, ends } => {
-                self.spare.listed_arrivals = arrivals;
-                self.spare.listed_ends = ends;
-            }
-        }
-    }
-
     /// Positions of the owned partitions that satisfy `which`, to commit (a lookup per
     /// partition: a member revoking thousands of its partitions searched the revoked list
     /// for each).
     pub(crate) fn positions(&self, which: impl Fn(&Tp) -> bool) -> Vec<(Tp, u64)> {
-        self.owned
+        self.poll_loop
+            .owned
             .iter()
             .filter(|(tp, p)| **p != NO_POSITION && which(tp))
             .map(|(tp, p)| (*tp, *p))
@@ -1072,10 +1083,10 @@ impl Consumer {
 
     /// Graceful close: commit (auto-commit), revoke, LeaveGroup, exit.
     pub(crate) fn close(&mut self, out: &mut ConsumerOutbox) {
-        if self.params.auto_commit() && !self.owned.is_empty() {
+        if self.params.auto_commit() && !self.poll_loop.owned.is_empty() {
             self.commit(self.positions(|_| true), out);
         }
-        if !self.owned.is_empty() {
+        if !self.poll_loop.owned.is_empty() {
             out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::Closed });
         }
         match self.membership {
@@ -1083,7 +1094,7 @@ impl Consumer {
             Membership::Kip848(_) => self.kip848_close(out),
             Membership::Assigned(_) => {}
         }
-        self.owned.clear();
+        self.poll_loop.owned.clear();
         self.alive = false;
         out.note(ConsumerNote::Exited);
     }
@@ -1104,13 +1115,13 @@ impl Consumer {
     /// poll, or waiting for a synchronous commit's response.
     fn check_poll_loop(&self) {
         assert!(
-            !(self.batch.is_some() && self.in_poll),
+            !(self.poll_loop.batch.is_some() && self.poll_loop.in_poll),
             "{}: a batch in progress while waiting in poll",
             self.name
         );
-        if let Some(batch) = &self.batch {
+        if let Some(batch) = &self.poll_loop.batch {
             assert_eq!(
-                batch.epoch, self.epoch,
+                batch.epoch, self.poll_loop.epoch,
                 "{}: the batch belongs to the last poll",
                 self.name
             );
@@ -1140,7 +1151,7 @@ impl Consumer {
 
     /// At the end of the run: reports the records of the batch in progress finished by `at`.
     pub fn flush_partial(&self, at: SimTime, out: &mut ConsumerOutbox) {
-        if let Some(batch) = &self.batch {
+        if let Some(batch) = &self.poll_loop.batch {
             emit_processed(batch, Some(at), out);
         }
     }

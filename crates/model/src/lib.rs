@@ -11,6 +11,7 @@
 
 pub mod consumer;
 pub mod observe;
+mod ownership;
 pub mod processing;
 pub mod protocols;
 pub mod records;

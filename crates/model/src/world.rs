@@ -16,13 +16,13 @@ use crate::consumer::{
     ConsumerTimer, LogView, RevokeCause, CONSUMER_TIMER_SLOTS,
 };
 use crate::observe::{AccessRef, Observation, Observer, PartState};
+use crate::ownership::{self, Books};
 use crate::processing::ProcessingSampler;
 use crate::protocols::assigned::world::ExtEv;
 use crate::protocols::classic::coordinator::{CoordInput, CoordTimer};
 use crate::protocols::kip848::coordinator::{CgInput, CgTimer};
 use crate::protocols::Group;
 use crate::records::RecordTimes;
-use crate::tp_table::TpTable;
 use crate::types::{Conn, ToCoordinator, ToMember, Tp};
 use crate::workload::{skewed_rates, PartitionLog};
 use assignors::Topic;
@@ -32,10 +32,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-mod cycle;
-mod lazy;
+mod stepper;
 mod view;
-pub use lazy::Stepping;
+use stepper::Stepper;
+pub use stepper::Stepping;
 pub use view::{MemberView, NoProbe, Probe, WorldView};
 
 /// At most this many events per run (a bound, not a target: reaching it ends the run).
@@ -114,7 +114,7 @@ pub fn simulate_stepped(
     probe: &mut dyn Probe,
 ) -> Result<RunStats, ModelError> {
     let mut world = World::new(scenario, protocol, seed, observer);
-    world.stepping = stepping;
+    world.stepper.stepping = stepping;
     Ok(world.run(probe))
 }
 
@@ -143,7 +143,7 @@ pub(crate) enum Ev {
     Reconnect(Conn),
     Sample,
     External(ExtEv),
-    /// A member's poll-loop steps kept aside must go back to the queue (`world/lazy.rs`).
+    /// A member's poll-loop steps kept aside must go back to the queue (`world/stepper`).
     Wake(Conn),
 }
 
@@ -152,8 +152,8 @@ pub(crate) struct Logs {
     pub(crate) logs: Vec<Vec<PartitionLog>>,
     /// Per topic, while every partition's log is the same constant log (same start and rate:
     /// a topic without skew, no partitions added later), a copy of it: reads go to the copy
-    /// and not to the partition's own log (10,000 of them at the reference size, where that
-    /// read was the largest source of cache misses of a cooperative run in callgrind).
+    /// and not to the partition's own log (one small log in cache instead of one per
+    /// partition).
     shared: Vec<Option<PartitionLog>>,
 }
 
@@ -225,49 +225,11 @@ pub(crate) struct Slot {
     held: Vec<ConsumerInput>,
     pub(crate) disconnected: bool,
     restart_pending: bool,
-    /// The pending poll-loop step kept out of the queue (fast stepping).
-    lazy: Option<lazy::LazyStep>,
-    /// The wake-up timer of the member's aside steps.
-    wake: TimerId,
-    /// Known cycles of the member's aside steps (`world/cycle.rs`).
-    cycles: Vec<cycle::Cycle>,
-    /// Where the member stands on one of them, if known (`world/cycle.rs`).
-    on_cycle: Option<cycle::OnCycle>,
-    /// The pending step at which a lookup found the member on none of them (valid like
-    /// `on_cycle`: until its steps run, it is taken back, or a cycle is added).
-    off_cycle: Option<lazy::LazyStep>,
-    /// The position the member had when its pending step went back to the queue: checked
-    /// when it goes aside again (`World::resume_position`), which spares a lookup.
-    resume_hint: Option<cycle::OnCycle>,
-    /// When its catch-ups may record its steps again (`world/lazy.rs`).
-    record_backoff: lazy::RecordBackoff,
 }
 
 impl Slot {
-    /// Forgets where the member stands on its cycles (its state or its cycles changed).
-    fn forget_cycle_position(&mut self) {
-        self.on_cycle = None;
-        self.off_cycle = None;
-        self.resume_hint = None;
-    }
-
     pub(crate) fn alive(&self) -> bool {
         self.consumer.as_ref().is_some_and(|c| c.alive())
-    }
-}
-
-pub(crate) struct Part {
-    pub(crate) owner: Option<Conn>,
-    cause: PartState,
-    frontier: u64,
-    last: Option<(Option<Conn>, PartState)>,
-    /// Listed in `World::dirty`.
-    dirty: bool,
-}
-
-impl Part {
-    fn new() -> Part {
-        Part { owner: None, cause: PartState::Unassigned, frontier: 0, last: None, dirty: false }
     }
 }
 
@@ -301,33 +263,20 @@ pub(crate) struct World<'o> {
     slot_of: BTreeMap<String, usize>,
     down_waiting: BTreeSet<String>,
     pub(crate) params: ConsumerParams,
-    /// The world's books per partition (every partition has one).
-    pub(crate) parts: TpTable<Part>,
-    /// Partitions whose owner or state may have changed since the last `flush_access`, each
-    /// once (`Part::dirty`); flushed in partition order. (A `BTreeSet` cost a node search, and
-    /// often an allocation, per insertion: an eager rebalance of 10,000 partitions marks each
-    /// twice.)
-    pub(crate) dirty: Vec<Tp>,
+    /// Who owns each partition (the only way to change an owner: `crate::ownership`).
+    pub(crate) books: Books,
     pub(crate) rebalance: Option<OpenRebalance>,
     pub(crate) last_generation: i32,
     pub(crate) observer: &'o mut dyn Observer,
     pub(crate) one_way: SimTime,
     end: SimTime,
     sample_every: SimTime,
-    stepping: Stepping,
-    /// Every topic has constant arrivals and processing is constant: aside steps may repeat
-    /// exactly, and cycles are looked for.
-    periodic: bool,
-    /// Per topic and partition: `PartitionLog::exact_spacing`.
-    spacings: Vec<Vec<Option<(SimTime, u64)>>>,
-    /// The queue rank of the event being handled (`lazy::rank_of`).
-    current_rank: u64,
+    /// How the members' poll loops are stepped, and the fast stepper's state (`world/stepper`).
+    stepper: Stepper,
     /// Emptied member outboxes kept for reuse (`World::take_outbox`): a poll step fills one,
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
-    /// The buffer of a signature computed for a lookup (`World::locate`).
-    signature_scratch: Vec<i64>,
 }
 
 impl<'o> World<'o> {
@@ -364,6 +313,8 @@ impl<'o> World<'o> {
         let params = consumer_params(scenario, protocol, one_way);
         let samples = scenario.duration.as_nanos().div_ceil(SimTime::from_secs(1).as_nanos());
         let every_s = samples.div_ceil(MAX_SAMPLES).max(1);
+        let periodic = scenario.topics.iter().all(|t| t.arrival == Arrival::Constant)
+            && matches!(scenario.consumer.processing, scenario::Processing::Constant(_));
         let mut world = World {
             queue: EventQueue::new(),
             assignor_rng: streams.stream("assignor"),
@@ -377,21 +328,15 @@ impl<'o> World<'o> {
             slot_of: BTreeMap::new(),
             down_waiting: BTreeSet::new(),
             params,
-            parts: TpTable::default(),
-            dirty: Vec::new(),
+            books: Books::default(),
             rebalance: None,
             last_generation: 0,
             observer,
             one_way,
             end: scenario.duration,
             sample_every: SimTime::from_secs(every_s),
-            stepping: Stepping::Fast,
-            periodic: scenario.topics.iter().all(|t| t.arrival == Arrival::Constant)
-                && matches!(scenario.consumer.processing, scenario::Processing::Constant(_)),
-            spacings: vec![Vec::new(); order.len()],
-            current_rank: RANK_LAST,
+            stepper: Stepper::new(periodic, order.len()),
             spare_outboxes: Vec::new(),
-            signature_scratch: Vec::new(),
         };
         world.init(scenario, protocol);
         world
@@ -456,11 +401,10 @@ impl<'o> World<'o> {
                     PartitionLog::poisson(now, rate, self.streams.indexed("workload", index))
                 }
             };
-            self.spacings[topic].push(log.exact_spacing());
+            self.stepper.add_partition(topic, log.exact_spacing());
             self.logs.push(topic, log);
             let tp = Tp { topic: topic as u32, partition };
-            self.parts.get_or_insert_with(tp, Part::new);
-            self.mark_dirty(tp);
+            self.books.add(tp);
         }
         self.topics[topic].partitions = total;
     }
@@ -489,7 +433,7 @@ impl<'o> World<'o> {
             }
             let (now, ev) = self.queue.pop().expect("peeked an event");
             events += 1;
-            self.current_rank = lazy::rank_of(&ev);
+            self.stepper.set_current_rank(stepper::rank_of(&ev));
             if probe.wants_events() {
                 probe.before_event(now, &ev);
             }
@@ -508,7 +452,7 @@ impl<'o> World<'o> {
 
     fn finish(&mut self, events: u64) {
         let end = self.end;
-        self.current_rank = RANK_LAST;
+        self.stepper.set_current_rank(RANK_LAST);
         self.catch_up_all(end);
         for slot in 0..self.slots.len() {
             let Some(consumer) = self.slots[slot].consumer.as_ref() else { continue };
@@ -524,7 +468,7 @@ impl<'o> World<'o> {
         }
         self.flush_access(end);
         let mut produced = Vec::new();
-        for tp in self.parts.keys() {
+        for tp in self.books.partitions() {
             produced
                 .push((tp, self.logs.logs[tp.topic as usize][tp.partition as usize].log_end(end)));
         }
@@ -549,7 +493,7 @@ impl<'o> World<'o> {
             Ev::Reconnect(conn) => {
                 if let Some(slot) = self.live_slot(conn) {
                     self.slots[slot].disconnected = false;
-                    self.mark_member_dirty(conn);
+                    self.books.mark_owned_by(conn);
                     self.member_input(now, conn, ConsumerInput::Reconnect);
                 }
             }
@@ -584,8 +528,8 @@ impl<'o> World<'o> {
 
     /// Forgets Poisson arrival times nobody can read again: below the committed offset and
     /// below every live member's position (a new owner starts at the committed offset).
-    /// Linear in partitions plus owned partitions (a scan of every member per partition was
-    /// quadratic: 10 s of 10 million steps per sample at 1,000 members x 10,000 partitions).
+    /// Linear in partitions plus owned partitions (the members' positions are gathered once,
+    /// not scanned per partition).
     fn trim_logs(&mut self) {
         if self.workloads.iter().all(|w| w.arrival == Arrival::Constant) {
             return; // Constant logs keep no arrival times.
@@ -600,56 +544,21 @@ impl<'o> World<'o> {
                 }
             }
         }
-        let tps: Vec<Tp> = self.parts.keys().collect();
+        let tps: Vec<Tp> = self.books.partitions().collect();
         for tp in &tps {
             let mut floor = self.committed_offset(*tp).unwrap_or(0);
             if let Some(position) = member_floor.get(tp) {
                 floor = floor.min(*position);
             }
-            floor = floor.min(self.parts[*tp].frontier);
+            floor = floor.min(self.books.frontier(*tp));
             self.logs.logs[tp.topic as usize][tp.partition as usize].trim_below(floor);
         }
     }
 
-    pub(crate) fn owned_by(&self, conn: Conn) -> Vec<Tp> {
-        self.parts.iter().filter(|(_, p)| p.owner == Some(conn)).map(|(tp, _)| tp).collect()
-    }
-
+    /// Gives `tp` to `owner` (`None`: to no one, in state `cause`), the previous owner caught
+    /// up first (`crate::ownership`).
     pub(crate) fn set_owner(&mut self, tp: Tp, owner: Option<Conn>, cause: PartState) {
-        let previous = self.parts[tp].owner;
-        if previous != owner {
-            self.catch_up_owner(previous, self.queue.now());
-        }
-        let part = self.parts.get_mut(tp).expect("known partition");
-        part.owner = owner;
-        part.cause = cause;
-        self.mark_dirty(tp);
-    }
-
-    /// Marks `tp` for the next `flush_access`.
-    fn mark_dirty(&mut self, tp: Tp) {
-        let part = self.parts.get_mut(tp).expect("known partition");
-        if !part.dirty {
-            part.dirty = true;
-            self.dirty.push(tp);
-        }
-    }
-
-    fn mark_member_dirty(&mut self, conn: Conn) {
-        for tp in self.owned_by(conn) {
-            self.mark_dirty(tp);
-        }
-    }
-
-    /// The marked partitions in partition order, unmarked (marks made from here on are for
-    /// the next flush).
-    fn take_dirty(&mut self) -> Vec<Tp> {
-        let mut dirty = std::mem::take(&mut self.dirty);
-        dirty.sort_unstable();
-        for tp in &dirty {
-            self.parts.get_mut(*tp).expect("known partition").dirty = false;
-        }
-        dirty
+        ownership::set_owner(self, tp, owner, cause);
     }
 
     /// Delivers `input` to the live incarnation `conn`, holding it while the member is paused.
@@ -667,9 +576,7 @@ impl<'o> World<'o> {
         if self.changes_nothing(slot, now, &input) {
             return;
         }
-        if !lazy::ignores_poll_loop(&input) {
-            self.touch_for(slot, now, &input);
-        }
+        self.touch_for(slot, now, &input);
         let mut out = self.take_outbox();
         let Some(conn) = self.run_member(slot, now, input, &mut out) else { return };
         self.apply_member_outbox(now, slot, conn, out);
@@ -677,8 +584,8 @@ impl<'o> World<'o> {
     }
 
     /// Runs the machine of the member in `slot` on `input` into `out`, in place (a member
-    /// is large: moving it out and back was a copy per step); its address, or `None` when
-    /// the slot holds no member.
+    /// is large: it is not moved out and back); its address, or `None` when the slot holds no
+    /// member.
     fn run_member(
         &mut self,
         slot: usize,
@@ -718,7 +625,7 @@ impl<'o> World<'o> {
         for (timer, at) in out.timers.drain(..) {
             let id = self.slots[slot].timers[timer.slot()];
             // Poll-loop steps rank by slot, ahead of the other events of their instant.
-            let rank = if lazy::is_poll_step(timer) { slot as u64 } else { RANK_LAST };
+            let rank = if stepper::is_poll_step(timer) { slot as u64 } else { RANK_LAST };
             match at {
                 Some(at) => self.queue.arm_as_of(id, at, rank, now, Ev::MemberTimer(conn, timer)),
                 None => self.queue.cancel(id),
@@ -729,19 +636,14 @@ impl<'o> World<'o> {
         }
         self.return_outbox(out);
         if !self.slots[slot].alive() {
-            self.mark_member_dirty(conn);
+            self.books.mark_owned_by(conn);
         }
     }
 
     /// Records `first..` of `tp` processed by `conn` (`ConsumerNote::Processed`, a part of
     /// every batch: steps run aside call it directly).
     fn on_processed(&mut self, now: SimTime, conn: Conn, tp: Tp, first: u64, times: &RecordTimes) {
-        let owner = self.parts[tp].owner;
-        if owner.is_some_and(|o| o.slot != conn.slot) {
-            self.catch_up_owner(owner, now); // Its earlier records come first.
-        }
-        let part = self.parts.get_mut(tp).expect("known partition");
-        part.frontier = part.frontier.max(first + times.len());
+        ownership::record_processed(self, conn, tp, first, times.len(), now);
         self.observer.observe_processed(tp, first, times);
     }
 
@@ -750,7 +652,7 @@ impl<'o> World<'o> {
         match note {
             ConsumerNote::Assigned { owned, generation, rejoining } => {
                 for tp in owned {
-                    if self.parts[tp].owner != Some(conn) {
+                    if self.books.owner(tp) != Some(conn) {
                         self.set_owner(tp, Some(conn), PartState::Unassigned);
                     }
                 }
@@ -776,8 +678,7 @@ impl<'o> World<'o> {
             }
             ConsumerNote::Reset { .. } => {}
             ConsumerNote::Position { tp, at } => {
-                let part = self.parts.get_mut(tp).expect("known partition");
-                part.frontier = part.frontier.max(at);
+                self.books.raise_frontier(tp, at);
                 self.observer.observe(Observation::Skip { tp, at_offset: at });
             }
             ConsumerNote::Commit { ok } => {
@@ -805,7 +706,7 @@ impl<'o> World<'o> {
 
     fn release(&mut self, conn: Conn, tps: &[Tp], state: PartState) {
         for tp in tps {
-            if self.parts[*tp].owner == Some(conn) {
+            if self.books.owner(*tp) == Some(conn) {
                 self.set_owner(*tp, None, state);
             }
         }
@@ -814,30 +715,23 @@ impl<'o> World<'o> {
     /// Emits an `Access` observation for every partition whose owner or state changed.
     pub(crate) fn flush_access(&mut self, now: SimTime) {
         self.group_before_flush();
-        let mut dirty = self.take_dirty();
-        for tp in dirty.drain(..) {
-            self.catch_up_owner(self.parts[tp].owner, now);
+        let mut changed = self.books.take_changed();
+        for tp in changed.drain(..) {
+            let settled = ownership::settle(self, tp, now);
             let state = self.access_state(tp);
-            let part = &self.parts[tp];
-            let key = (part.owner, state);
-            if part.last == Some(key) {
+            if !self.books.report(tp, (settled.owner, state)) {
                 continue;
             }
-            let frontier = part.frontier;
-            self.parts.get_mut(tp).expect("known partition").last = Some(key);
-            let waiting_from = self.logs.arrival(tp, frontier);
-            let owner = key.0.map(|c| (c.slot, &self.slots[c.slot as usize].name));
+            let waiting_from = self.logs.arrival(tp, settled.frontier);
+            let owner = settled.owner.map(|c| (c.slot, &self.slots[c.slot as usize].name));
             let access = AccessRef { at: now, tp, owner, state, waiting_from };
             self.observer.observe_access(access);
         }
-        if self.dirty.is_empty() {
-            self.dirty = dirty; // Its buffer, for the next marks.
-        }
+        self.books.return_changed(changed);
     }
 
     fn access_state(&self, tp: Tp) -> PartState {
-        let part = &self.parts[tp];
-        let Some(conn) = part.owner else { return part.cause };
+        let Some(conn) = self.books.owner(tp) else { return self.books.cause(tp) };
         let slot = &self.slots[conn.slot as usize];
         if slot.incarnation != conn.incarnation || !slot.alive() {
             PartState::OwnerDead
@@ -868,14 +762,8 @@ impl<'o> World<'o> {
             held: Vec::new(),
             disconnected: false,
             restart_pending: false,
-            lazy: None,
-            wake,
-            cycles: Vec::new(),
-            on_cycle: None,
-            off_cycle: None,
-            resume_hint: None,
-            record_backoff: lazy::RecordBackoff::default(),
         });
+        self.stepper.add_slot(wake);
         index
     }
 
@@ -904,7 +792,7 @@ impl<'o> World<'o> {
             Action::Disconnect(name, d) => {
                 if let Some((slot, conn)) = self.find_live(&name) {
                     self.slots[slot].disconnected = true;
-                    self.mark_member_dirty(conn);
+                    self.books.mark_owned_by(conn);
                     self.deliver(now, slot, ConsumerInput::Disconnect);
                     self.queue.schedule(now + d, Ev::Reconnect(conn));
                 }
@@ -952,12 +840,10 @@ impl<'o> World<'o> {
         s.paused = false;
         s.held.clear();
         s.disconnected = false;
-        s.cycles.clear();
-        s.record_backoff = lazy::RecordBackoff::default();
-        s.forget_cycle_position();
         for id in s.timers.clone() {
             self.queue.cancel(id);
         }
+        self.stepper.restart(slot);
         let conn = Conn { slot: slot as u32, incarnation: self.slots[slot].incarnation };
         let consumer = self.new_consumer(conn, name);
         self.slots[slot].consumer = Some(consumer);
@@ -973,8 +859,8 @@ impl<'o> World<'o> {
         for id in self.slots[slot].timers.clone() {
             self.queue.cancel(id);
         }
-        self.queue.cancel(self.slots[slot].wake);
-        self.mark_member_dirty(conn);
+        self.queue.cancel(self.stepper.wake_timer(slot));
+        self.books.mark_owned_by(conn);
         if let Some(after) = restart_after {
             self.down_waiting.insert(name.to_string());
             self.queue.schedule(now + after, Ev::Action(Action::Start(name.to_string())));
@@ -988,7 +874,7 @@ impl<'o> World<'o> {
         }
         self.slots[slot].paused = true;
         self.take_back(slot); // A paused member's steps wait in the queue (held at firing).
-        self.mark_member_dirty(conn);
+        self.books.mark_owned_by(conn);
         self.queue.schedule(now + d, Ev::Resume(conn));
     }
 
@@ -998,7 +884,7 @@ impl<'o> World<'o> {
             return;
         }
         self.slots[slot].paused = false;
-        self.mark_member_dirty(conn);
+        self.books.mark_owned_by(conn);
         let held = std::mem::take(&mut self.slots[slot].held);
         for input in held {
             if self.live_slot(conn).is_none() || self.slots[slot].paused {

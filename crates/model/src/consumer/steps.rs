@@ -1,8 +1,8 @@
 //! What the world needs to step a member's poll loop outside the event queue (fast stepping,
-//! `world/lazy.rs`): which poll-loop step is pending, whether the next steps can only process
-//! records (no request, no callback), and until when that holds.
+//! `world/stepper/lazy.rs`): which poll-loop step is pending, whether the next steps can only
+//! process records (no request, no callback), and until when that holds.
 
-use super::{Batch, BatchTimes, Consumer, ConsumerTimer, Membership, Phase, NO_POSITION};
+use super::{Batch, BatchTimes, Consumer, ConsumerTimer, PollLoop, NO_POSITION};
 use crate::processing::ProcessingSampler;
 use crate::types::Tp;
 use scenario::{Client, CommitPolicy};
@@ -12,16 +12,6 @@ use sim_core::SimTime;
 pub const SIGNATURE_HEAD: usize = 5;
 
 impl Consumer {
-    /// The pending step of the poll loop: the end of the batch in progress, or the wake-up of
-    /// a poll waiting for records.
-    pub fn poll_step(&self) -> Option<ConsumerTimer> {
-        match &self.batch {
-            Some(batch) => Some(ConsumerTimer::BatchDone { epoch: batch.epoch }),
-            None if self.in_poll => Some(ConsumerTimer::PollWake { epoch: self.epoch }),
-            None => None,
-        }
-    }
-
     /// True when the coming poll-loop steps only fetch and process records: the member is in
     /// a stable generation (or KIP-848 epoch), or awaits its JoinGroup or SyncGroup response
     /// (a classic member keeps fetching its partitions meanwhile, and the response comes as a
@@ -29,27 +19,14 @@ impl Consumer {
     /// assignment, rejoin, close, commit response), connected, and commits are not per batch.
     /// Such steps send nothing and report only `Processed` until [`Consumer::loud_at`].
     pub fn poll_loop_is_quiet(&self) -> bool {
-        let idle_protocol = match &self.membership {
-            Membership::Kip848(state) => {
-                self.member_id.is_some() && !state.poll_expired && !state.joining
-            }
-            Membership::Classic => {
-                matches!(self.phase, Phase::Stable | Phase::Joining | Phase::Syncing)
-                    && self.member_id.is_some()
-                    && !self.rejoin_needed
-            }
-            // Its partitions come and go by inputs that are not messages (`Assign`,
-            // `Release`): its steps stay in the queue.
-            Membership::Assigned(_) => false,
-        };
         self.alive
-            && idle_protocol
+            && self.poll_loop_is_plain()
             && !self.closing
             && !self.disconnected
             && self.awaiting_commit.is_none()
             && self.pending.is_none()
             && self.params.commit == CommitPolicy::Auto
-            && self.poll_step().is_some()
+            && self.poll_loop.poll_step().is_some()
     }
 
     /// The first time from which a poll does more than fetch: the Java client's auto-commit
@@ -62,33 +39,19 @@ impl Consumer {
         }
     }
 
-    /// Whether a batch is in progress (the member is not waiting in `poll()`).
-    pub fn in_batch(&self) -> bool {
-        self.batch.is_some()
-    }
-
     /// Whether the batch in progress is a full `max.poll.records` batch: the member is working
     /// through a backlog, where steps do not repeat (fast stepping does not look for cycles).
     pub fn in_full_batch(&self) -> bool {
-        self.batch.as_ref().is_some_and(|b| {
+        self.poll_loop.batch.as_ref().is_some_and(|b| {
             let records: usize = b.parts.iter().map(|p| p.2).sum();
             records as u64 >= u64::from(self.params.max_poll_records)
-        })
-    }
-
-    /// Per owned partition with a position, the next offset it will process: the first of
-    /// its records in the batch in progress, else its fetch position.
-    pub fn next_unprocessed(&self) -> impl Iterator<Item = (Tp, u64)> + '_ {
-        self.owned.iter().filter(|(_, p)| **p != NO_POSITION).map(|(tp, p)| {
-            let in_batch = self.batch.as_ref().and_then(|b| b.parts.iter().find(|x| x.0 == *tp));
-            (*tp, in_batch.map_or(*p, |x| x.1))
         })
     }
 
     /// The `max.poll.interval.ms` timer of the batch in progress: the timer, when it expires,
     /// and when the poll that armed it ran.
     pub fn batch_poll_timer(&self) -> Option<(ConsumerTimer, SimTime, SimTime)> {
-        let batch = self.batch.as_ref()?;
+        let batch = self.poll_loop.batch.as_ref()?;
         let timer = ConsumerTimer::MaxPoll { epoch: batch.epoch };
         Some((timer, self.poll_deadline(batch.polled), batch.polled))
     }
@@ -184,7 +147,7 @@ impl LoopState {
 }
 
 /// Position `p` moved `d` offsets on (no position stays none): how
-/// [`Consumer::set_loop_state_shifted`] and [`Consumer::loop_state_is`] move a partition's
+/// [`PollLoop::set_loop_state_shifted`] and [`PollLoop::loop_state_is`] move a partition's
 /// position.
 fn moved_position(p: u64, d: u64) -> u64 {
     if p == NO_POSITION {
@@ -195,7 +158,7 @@ fn moved_position(p: u64, d: u64) -> u64 {
 }
 
 /// Whether batch `b` is `b0` (of a state with positions `positions0`) moved by `shift`, as
-/// [`Consumer::set_loop_state_shifted`] moves it.
+/// [`PollLoop::set_loop_state_shifted`] moves it.
 fn batch_is_shifted(b: &Batch, b0: &Batch, shift: &LoopShift, positions0: &[(Tp, u64)]) -> bool {
     let part_moved = |(tp, first, n): &(Tp, u64, usize), (tp0, first0, n0): &(Tp, u64, usize)| {
         let i = positions0.binary_search_by_key(tp0, |p| p.0);
@@ -209,10 +172,34 @@ fn batch_is_shifted(b: &Batch, b0: &Batch, shift: &LoopShift, positions0: &[(Tp,
         && b.times.eq_shifted(&b0.times, shift.time)
 }
 
-impl Consumer {
+impl PollLoop {
+    /// The pending step of the poll loop: the end of the batch in progress, or the wake-up of
+    /// a poll waiting for records.
+    pub(crate) fn poll_step(&self) -> Option<ConsumerTimer> {
+        match &self.batch {
+            Some(batch) => Some(ConsumerTimer::BatchDone { epoch: batch.epoch }),
+            None if self.in_poll => Some(ConsumerTimer::PollWake { epoch: self.epoch }),
+            None => None,
+        }
+    }
+
+    /// Whether a batch is in progress (the member is not waiting in `poll()`).
+    pub(crate) fn in_batch(&self) -> bool {
+        self.batch.is_some()
+    }
+
+    /// Per owned partition with a position, the next offset it will process: the first of
+    /// its records in the batch in progress, else its fetch position.
+    pub(crate) fn next_unprocessed(&self) -> impl Iterator<Item = (Tp, u64)> + '_ {
+        self.owned.iter().filter(|(_, p)| **p != NO_POSITION).map(|(tp, p)| {
+            let in_batch = self.batch.as_ref().and_then(|b| b.parts.iter().find(|x| x.0 == *tp));
+            (*tp, in_batch.map_or(*p, |x| x.1))
+        })
+    }
+
     /// Whether the loop state now is `base` moved by `shift` (what
-    /// [`Consumer::set_loop_state_shifted`] sets), compared in place (no copy of either).
-    pub fn loop_state_is(&self, base: &LoopState, shift: &LoopShift) -> bool {
+    /// [`PollLoop::set_loop_state_shifted`] sets), compared in place (no copy of either).
+    pub(crate) fn loop_state_is(&self, base: &LoopState, shift: &LoopShift) -> bool {
         let scalars = self.cursor == base.cursor.wrapping_add(shift.cursor)
             && self.epoch == base.epoch.wrapping_add(shift.epoch)
             && self.in_poll == base.in_poll
@@ -234,7 +221,7 @@ impl Consumer {
     }
 
     /// The loop state now.
-    pub fn loop_state(&self) -> LoopState {
+    pub(crate) fn loop_state(&self) -> LoopState {
         LoopState {
             positions: self.owned.iter().map(|(tp, p)| (*tp, *p)).collect(),
             cursor: self.cursor,
@@ -249,7 +236,7 @@ impl Consumer {
     /// moved by `shift` in, written in place (the batch's buffers are reused: a jump sets the
     /// state of every member it moves): positions and batch parts go to the partitions in the
     /// same places of the owned order.
-    pub fn set_loop_state_shifted(&mut self, base: &LoopState, shift: &LoopShift) {
+    pub(crate) fn set_loop_state_shifted(&mut self, base: &LoopState, shift: &LoopShift) {
         debug_assert_eq!(base.positions.len(), self.owned.len());
         let renamed = !base.positions.iter().map(|p| p.0).eq(self.owned.keys().copied());
         let places = base.positions.iter().zip(&shift.offsets);
@@ -295,35 +282,39 @@ impl Consumer {
     /// The shift from `from` (an earlier state of this member's cycle, last poll at
     /// `from_at`) to the state now: `LoopShift::between(from, from_at, &self.loop_state(),
     /// self.last_poll())` without copying the state.
-    pub fn shift_since(&self, from: &LoopState, from_at: SimTime) -> LoopShift {
+    pub(crate) fn shift_since(&self, from: &LoopState, from_at: SimTime) -> LoopShift {
         let now = (self.owned.values().copied(), self.cursor, self.epoch, self.last_poll);
         LoopShift::to(now, from, from_at)
     }
 
     /// Partitions owned.
-    pub fn owned_len(&self) -> usize {
+    pub(crate) fn owned_len(&self) -> usize {
         self.owned.len()
     }
 
     /// When `poll()` last ran.
-    pub fn last_poll(&self) -> SimTime {
+    pub(crate) fn last_poll(&self) -> SimTime {
         self.last_poll
     }
+}
 
+impl Consumer {
     /// The first [`SIGNATURE_HEAD`] words of [`Consumer::loop_signature`], found without
     /// reading a log: the pending step's kind and time, the fetch rotation, whether the poll
     /// waits and how many partitions are owned (by their places in the owned order, not their
     /// names: a member given other partitions with the same spacings and phases runs the same
     /// steps, so its cycles stay valid across assignments). `None` when it has no signature.
     pub fn loop_signature_head(&self, next: (u8, SimTime)) -> Option<[i64; SIGNATURE_HEAD]> {
+        let poll_loop = &self.poll_loop;
         if !matches!(self.params.processing, ProcessingSampler::Constant(_))
-            || self.owned.is_empty()
+            || poll_loop.owned.is_empty()
         {
             return None;
         }
-        let rel = next.1.as_nanos() as i64 - self.last_poll.as_nanos() as i64;
-        let (rotation, waits) = ((self.cursor % self.owned.len()) as i64, i64::from(self.in_poll));
-        Some([i64::from(next.0), rel, rotation, waits, self.owned.len() as i64])
+        let rel = next.1.as_nanos() as i64 - poll_loop.last_poll.as_nanos() as i64;
+        let owned = poll_loop.owned.len();
+        let (rotation, waits) = ((poll_loop.cursor % owned) as i64, i64::from(poll_loop.in_poll));
+        Some([i64::from(next.0), rel, rotation, waits, owned as i64])
     }
 
     /// What decides the member's coming quiet steps, relative to its last poll, or `None`
@@ -342,9 +333,9 @@ impl Consumer {
         out.clear();
         let Some(head) = self.loop_signature_head(next) else { return false };
         out.extend_from_slice(&head);
-        let t = self.last_poll;
+        let t = self.poll_loop.last_poll;
         let rel = |at: SimTime| at.as_nanos() as i64 - t.as_nanos() as i64;
-        for (tp, position) in &self.owned {
+        for (tp, position) in &self.poll_loop.owned {
             if *position == NO_POSITION {
                 out.push(i64::MIN);
                 continue;
@@ -356,7 +347,7 @@ impl Consumer {
             out.push(every.as_nanos() as i64);
             out.push(rel(logs.arrival(*tp, *position)));
         }
-        if let Some(b) = &self.batch {
+        if let Some(b) = &self.poll_loop.batch {
             // A batch long enough to meet its max.poll.interval.ms is never copied.
             if b.end - b.polled + SimTime::from_millis(500) >= self.params.max_poll_interval {
                 return false;
@@ -365,7 +356,7 @@ impl Consumer {
             out.push(rel(b.end));
             for (tp, _, count) in &b.parts {
                 // A part of a partition given up meanwhile has no place: not copied.
-                let Some(place) = self.owned.index_of(tp) else {
+                let Some(place) = self.poll_loop.owned.index_of(tp) else {
                     return false;
                 };
                 out.push(place as i64);

@@ -23,13 +23,13 @@ pub mod manual;
 pub mod tubemq_client;
 pub mod tubemq_server;
 
-use crate::consumer::{Consumer, RebalanceMode};
+use crate::consumer::{Consumer, ConsumerInput, RebalanceMode};
 use crate::protocols::assigned::world::{ClientSide, ManualSide, ServerSide};
 use crate::protocols::classic::coordinator::{CoordInput, GroupState};
 use crate::protocols::classic::world::ClassicGroup;
 use crate::protocols::kip848::coordinator::CgInput;
 use crate::protocols::kip848::world::CgSide;
-use crate::types::{Conn, ToCoordinator, Tp};
+use crate::types::{Conn, ToCoordinator, ToMember, Tp};
 use crate::world::World;
 use scenario::{Protocol, ProtocolSpec, Scenario};
 use sim_core::{RngStreams, SimTime};
@@ -299,6 +299,45 @@ impl Membership {
         match mode {
             RebalanceMode::Eager | RebalanceMode::Cooperative => Membership::Classic,
             RebalanceMode::Consumer => Membership::Kip848(Default::default()),
+        }
+    }
+}
+
+/// What fast stepping (`world/stepper`) asks a member's protocol, answered in the protocol's
+/// own `member.rs`.
+impl Consumer {
+    /// Whether the protocol leaves the member's coming poll-loop steps plain: they only
+    /// fetch and process records, send nothing and change no ownership (the protocol-neutral
+    /// conditions are `Consumer::poll_loop_is_quiet`'s).
+    pub(crate) fn poll_loop_is_plain(&self) -> bool {
+        match &self.membership {
+            Membership::Classic => self.classic_poll_loop_is_plain(),
+            Membership::Kip848(state) => self.kip848_poll_loop_is_plain(state),
+            Membership::Assigned(_) => self.assigned_poll_loop_is_plain(),
+        }
+    }
+
+    /// Whether handling `input` neither reads nor changes a steady member's poll loop, so its
+    /// aside steps may stay aside: a commit response for every protocol (a quiet member
+    /// awaits none; only the outcome is reported), and what the protocol says.
+    pub(crate) fn input_leaves_poll_loop_alone(&self, input: &ConsumerInput) -> bool {
+        if matches!(input, ConsumerInput::Message(ToMember::Commit { .. })) {
+            return true;
+        }
+        match &self.membership {
+            Membership::Classic => Consumer::classic_input_leaves_poll_loop_alone(input),
+            Membership::Kip848(_) => Consumer::kip848_input_leaves_poll_loop_alone(input),
+            Membership::Assigned(_) => Consumer::assigned_input_leaves_poll_loop_alone(input),
+        }
+    }
+
+    /// Whether `input` is a coordinator's response that changes nothing for the member: its
+    /// handling only wakes a poll that waits for records (`Consumer::wake`).
+    pub(crate) fn response_changes_nothing(&self, input: &ConsumerInput) -> bool {
+        match &self.membership {
+            Membership::Classic => Consumer::classic_response_changes_nothing(input),
+            Membership::Kip848(_) => self.kip848_response_changes_nothing(input),
+            Membership::Assigned(_) => Consumer::assigned_response_changes_nothing(input),
         }
     }
 }

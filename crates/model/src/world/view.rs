@@ -116,6 +116,7 @@ impl WorldView<'_, '_> {
     }
     /// Every partition with its owner in the world's books and its access state.
     pub fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)> {
-        self.world.parts.iter().map(|(tp, p)| (tp, p.owner, self.world.access_state(tp))).collect()
+        let owners = self.world.books.owners();
+        owners.map(|(tp, owner)| (tp, owner, self.world.access_state(tp))).collect()
     }
 }

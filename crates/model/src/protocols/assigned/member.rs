@@ -13,8 +13,8 @@
 //! owner reads the batch again while this member still finishes processing it.
 
 use crate::consumer::{
-    Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, ConsumerParams, LogView, Membership,
-    RevokeCause,
+    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
+    ConsumerTimer, LogView, Membership, RevokeCause,
 };
 use crate::types::Tp;
 use sim_core::SimTime;
@@ -105,11 +105,12 @@ impl Consumer {
         // Removed in one pass after the loop (a member may release thousands).
         let mut released = BTreeSet::new();
         for tp in tps {
-            let Some(&position) = self.owned.get(&tp) else { continue };
+            let Some(&position) = self.poll_loop.owned.get(&tp) else { continue };
             if !released.insert(tp) {
                 continue; // Named twice: released once, as by a removal.
             }
             match self
+                .poll_loop
                 .batch
                 .as_ref()
                 .and_then(|b| b.parts.iter().find(|p| p.0 == tp).map(|p| (b.epoch, *p)))
@@ -121,7 +122,7 @@ impl Consumer {
                 None => at_once.push((tp, position)),
             }
         }
-        self.owned.retain(|tp| !released.contains(tp));
+        self.poll_loop.owned.retain(|tp| !released.contains(tp));
         let wait_until = (!releasing.is_empty()).then_some(deadline);
         if let Some(ext) = self.assigned_mut() {
             ext.releasing = releasing;
@@ -159,11 +160,11 @@ impl Consumer {
     pub(crate) fn on_external_drop_all(&mut self, out: &mut ConsumerOutbox) {
         let Some(ext) = self.assigned_mut() else { return };
         ext.releasing.clear();
-        if self.owned.is_empty() {
+        if self.poll_loop.owned.is_empty() {
             return;
         }
         let tps = self.owned();
-        self.owned.clear();
+        self.poll_loop.owned.clear();
         out.note(ConsumerNote::Lost { tps });
     }
 }
@@ -178,6 +179,25 @@ fn hand_back(offsets: Vec<(Tp, u64)>, wait_until: Option<SimTime>, out: &mut Con
         out.note(ConsumerNote::Revoked { tps, cause: RevokeCause::Revoked });
     }
     out.note(ConsumerNote::Released { offsets, wait_until });
+}
+
+/// What fast stepping (`world/stepper`) needs to know of a member without a group.
+impl Consumer {
+    /// Never plain: its partitions come and go by inputs that are not messages (`Assign`,
+    /// `Release`), so its steps stay in the queue.
+    pub(crate) fn assigned_poll_loop_is_plain(&self) -> bool {
+        false
+    }
+
+    /// The heartbeat timer leaves the poll loop alone (it does nothing without a group).
+    pub(crate) fn assigned_input_leaves_poll_loop_alone(input: &ConsumerInput) -> bool {
+        matches!(input, ConsumerInput::Timer(ConsumerTimer::Heartbeat))
+    }
+
+    /// No response of a coordinator can change nothing: it has none.
+    pub(crate) fn assigned_response_changes_nothing(_: &ConsumerInput) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use crate::consumer::{Consumer, ConsumerNote, ConsumerOutbox, RebalanceMode, Rev
 impl Consumer {
     /// AK `onJoinPrepare` (eager): commit, then revoke every owned partition.
     pub(crate) fn eager_revoke_before_join(&mut self, out: &mut ConsumerOutbox) {
-        if self.params.mode == RebalanceMode::Eager && !self.owned.is_empty() {
+        if self.params.mode == RebalanceMode::Eager && !self.poll_loop.owned.is_empty() {
             if self.params.auto_commit() {
                 self.commit(self.positions(|_| true), out);
             }

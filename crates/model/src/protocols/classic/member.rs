@@ -14,11 +14,13 @@
 //! next poll reports its partitions lost.
 
 use crate::consumer::{
-    Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, ConsumerTimer, LogView, Phase,
-    RebalanceMode,
+    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer, LogView,
+    Phase, RebalanceMode,
 };
 use crate::protocols::classic::cooperative::withhold_transfers;
-use crate::types::{JoinOk, LeaveReason, MemberId, ProtocolError, SyncOk, ToCoordinator, Tp};
+use crate::types::{
+    JoinOk, LeaveReason, MemberId, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
+};
 use assignors::{GroupInput, Member};
 use sim_core::SimTime;
 use std::collections::BTreeSet;
@@ -64,9 +66,9 @@ impl Consumer {
 
     /// AK `onJoinPrepare`, then JoinGroup.
     fn prepare_join(&mut self, out: &mut ConsumerOutbox) {
-        if self.member_id.is_none() && !self.owned.is_empty() {
+        if self.member_id.is_none() && !self.poll_loop.owned.is_empty() {
             let tps = self.owned();
-            self.owned.clear();
+            self.poll_loop.owned.clear();
             self.owned_generation = -1;
             out.note(ConsumerNote::Lost { tps });
         }
@@ -210,7 +212,7 @@ impl Consumer {
         let owned = self.owned();
         let owned_generation = if owned.is_empty() { -1 } else { self.owned_generation };
         if self.params.mode == RebalanceMode::Eager {
-            self.owned.clear();
+            self.poll_loop.owned.clear();
         }
         self.phase = Phase::Joining;
         self.rejoin_needed = false;
@@ -228,5 +230,30 @@ impl Consumer {
             rebalance_timeout: self.params.max_poll_interval,
             session_timeout: self.params.session_timeout,
         });
+    }
+}
+
+/// What fast stepping (`world/stepper`) needs to know of a classic member.
+impl Consumer {
+    /// The protocol leaves the coming poll-loop steps plain (only fetching and processing):
+    /// the member is in a stable generation, or awaits its JoinGroup or SyncGroup response (it
+    /// keeps fetching its partitions meanwhile, and the response comes as a message, which
+    /// catches the member up first), and no rejoin waits for its next poll.
+    pub(crate) fn classic_poll_loop_is_plain(&self) -> bool {
+        matches!(self.phase, Phase::Stable | Phase::Joining | Phase::Syncing)
+            && self.member_id.is_some()
+            && !self.rejoin_needed
+    }
+
+    /// The heartbeat timer leaves the poll loop alone: it sends a Heartbeat from the group
+    /// state alone and re-arms itself.
+    pub(crate) fn classic_input_leaves_poll_loop_alone(input: &ConsumerInput) -> bool {
+        matches!(input, ConsumerInput::Timer(ConsumerTimer::Heartbeat))
+    }
+
+    /// A heartbeat response without error changes nothing; its handling only wakes a poll
+    /// that waits for records.
+    pub(crate) fn classic_response_changes_nothing(input: &ConsumerInput) -> bool {
+        matches!(input, ConsumerInput::Message(ToMember::Heartbeat(None)))
     }
 }

@@ -124,7 +124,7 @@ impl World<'_> {
             }
             CoordNote::Stable { .. } => {}
             CoordNote::Removed { conn, .. } => {
-                let owned: Vec<Tp> = self.owned_by(conn);
+                let owned: Vec<Tp> = self.books.owned_by(conn);
                 for tp in owned {
                     self.set_owner(tp, None, PartState::Unassigned);
                 }

@@ -19,11 +19,12 @@
 //! static -2: the coordinator keeps the assignment for the session timeout).
 
 use crate::consumer::{
-    Consumer, ConsumerEnv, ConsumerNote, ConsumerOutbox, ConsumerTimer, LogView, Membership, Phase,
+    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer, LogView,
+    Membership, Phase,
 };
 use crate::types::{
-    CgHeartbeat, CgHeartbeatOk, LeaveReason, ProtocolError, ToCoordinator, Tp, LEAVE_EPOCH,
-    STATIC_LEAVE_EPOCH,
+    CgHeartbeat, CgHeartbeatOk, LeaveReason, ProtocolError, ToCoordinator, ToMember, Tp,
+    LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
 use scenario::Client;
 use sim_core::SimTime;
@@ -145,9 +146,9 @@ impl Consumer {
             && self.member_id.as_ref() == Some(&ok.member_id)
             && ok.member_epoch == self.generation
             && ok.member_epoch == self.owned_generation
-            && ok.assigned.len() == self.owned.len()
-            && ok.assigned.iter().all(|tp| self.owned.contains_key(tp))
-            && ok.committed.iter().all(|(tp, _)| self.owned.contains_key(tp))
+            && ok.assigned.len() == self.poll_loop.owned.len()
+            && ok.assigned.iter().all(|tp| self.poll_loop.owned.contains_key(tp))
+            && ok.committed.iter().all(|(tp, _)| self.poll_loop.owned.contains_key(tp))
     }
 
     /// Applies the assignment of a response; acknowledges a revocation at once.
@@ -191,9 +192,9 @@ impl Consumer {
 
     /// Forgets the membership: partitions lost (no commit), epoch reset.
     fn drop_membership(&mut self, out: &mut ConsumerOutbox) {
-        if !self.owned.is_empty() {
+        if !self.poll_loop.owned.is_empty() {
             let tps = self.owned();
-            self.owned.clear();
+            self.poll_loop.owned.clear();
             out.note(ConsumerNote::Lost { tps });
         }
         self.member_id = None;
@@ -244,6 +245,33 @@ impl Consumer {
                 rebalance_timeout: self.params.max_poll_interval,
                 leave_reason,
             }));
+        }
+    }
+}
+
+/// What fast stepping (`world/stepper`) needs to know of a KIP-848 member.
+impl Consumer {
+    /// The protocol leaves the coming poll-loop steps plain: the member has joined (it has a
+    /// member id, no join in flight) and its poll timer has not expired.
+    pub(crate) fn kip848_poll_loop_is_plain(&self, state: &Kip848State) -> bool {
+        self.member_id.is_some() && !state.poll_expired && !state.joining
+    }
+
+    /// The heartbeat timer leaves the poll loop alone: it sends a ConsumerGroupHeartbeat from
+    /// the membership state alone and re-arms itself.
+    pub(crate) fn kip848_input_leaves_poll_loop_alone(input: &ConsumerInput) -> bool {
+        matches!(input, ConsumerInput::Timer(ConsumerTimer::Heartbeat))
+    }
+
+    /// A heartbeat response that changes nothing ([`Consumer::cg_response_changes_nothing`]:
+    /// same member epoch and partitions, which quiet steps do not change); its handling only
+    /// wakes a poll that waits for records.
+    pub(crate) fn kip848_response_changes_nothing(&self, input: &ConsumerInput) -> bool {
+        match input {
+            ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok))) => {
+                self.cg_response_changes_nothing(ok)
+            }
+            _ => false,
         }
     }
 }

@@ -118,7 +118,7 @@ impl World<'_> {
                 }
             }
             CgNote::Removed { conn } => {
-                for tp in self.owned_by(conn) {
+                for tp in self.books.owned_by(conn) {
                     self.set_owner(tp, None, PartState::Unassigned);
                 }
             }

@@ -91,10 +91,8 @@ impl World<'_> {
     /// owner per partition; when that one stops consuming (crash, close), the partition stays
     /// consumable if another live member owns it.
     pub(crate) fn client_shared_owners(&mut self) {
-        let mut dirty = self.dirty.clone();
-        dirty.sort_unstable(); // In partition order, as `flush_access` takes them.
-        for tp in dirty {
-            if self.parts[tp].owner.is_some_and(|c| self.live_slot(c).is_some()) {
+        for tp in self.books.marked() {
+            if self.books.owner(tp).is_some_and(|c| self.live_slot(c).is_some()) {
                 continue;
             }
             let other = self.slots.iter().find_map(|s| {

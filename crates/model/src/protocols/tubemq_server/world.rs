@@ -171,7 +171,7 @@ impl World<'_> {
             }
             MasterNote::Removed { conn, tps } => {
                 for tp in tps {
-                    if self.parts[tp].owner == Some(conn) {
+                    if self.books.owner(tp) == Some(conn) {
                         self.set_owner(tp, None, PartState::Unassigned);
                     }
                 }

@@ -8,7 +8,7 @@
 //! the records of its partitions, so their order against other events matters only where
 //! something reads those: an input to the member, a change of one of its partitions' owner or
 //! state, another member processing one of its partitions, a sample (lag, log trimming), the
-//! end of the run. The world keeps a steady member's pending step aside (`Slot::lazy`) and
+//! end of the run. The world keeps a steady member's pending step aside (`StepperSlot::lazy`) and
 //! runs its steps up to the current instant (`catch_up`) just before any of those.
 //!
 //! The order of events is defined so that this gives exactly what stepping every event through
@@ -23,15 +23,16 @@
 //! of its poll, at the end of each catch-up) is always in the queue before it can expire.
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
-use super::{Ev, World};
 use crate::consumer::{Consumer, ConsumerInput, ConsumerNote, ConsumerTimer};
-use crate::types::{Conn, ToMember};
+use crate::ownership::{Books, CatchUp};
+use crate::types::Conn;
+use crate::world::{Ev, World};
 use sim_core::{SimTime, RANK_LAST};
 
 /// Cycles kept per member: a message that wakes a waiting poll moves the fetch rotation by
 /// one, so a steady member alternates between two (more cost memory: each holds a period of
 /// loop states and records).
-pub(super) const MAX_CYCLES: usize = 2;
+pub(in crate::world) const MAX_CYCLES: usize = 2;
 
 /// Steps a catch-up runs off every known cycle before it records them to find a new one: most
 /// members knocked off their cycle (a rebalance, a wake-up) are back on a known one within a
@@ -51,16 +52,13 @@ const MAX_RECORD_WAIT: u32 = 1 << 14;
 /// in [`VAIN_STEPS`] recorded steps (a period longer than one catch-up or than a recording
 /// holds, [`MAX_RECORDED`](super::cycle::MAX_RECORDED) steps, or none yet). A recording costs
 /// a signature and a snapshot of the loop state per step, both as long as the member's list of
-/// partitions, and ends with its catch-up: with 100 partitions a member, whose catch-ups (at
-/// each sample) ended before the period did, this made fast stepping three times as costly as
-/// stepping every event through the queue (`scripts/perf-scaling.sh`). After each such run of
-/// recordings the member runs twice as many off-cycle steps as before it records again (from
-/// [`FIRST_RECORD_WAIT`] to [`MAX_RECORD_WAIT`]); a found cycle, a new incarnation or a new
-/// assignment starts afresh. Only speed depends on it: steps not jumped run one by one. (With
-/// 100 members of 100 partitions for 60 s, callgrind: 7,355 million instructions without it,
-/// 5,536 million with it; the reference scenario's runs change by less than 0.01%.)
+/// partitions, and ends with its catch-up: a member whose catch-ups end before its period does
+/// would record in vain at every one. After each such run of recordings the member runs twice
+/// as many off-cycle steps as before it records again (from [`FIRST_RECORD_WAIT`] to
+/// [`MAX_RECORD_WAIT`]); a found cycle, a new incarnation or a new assignment starts afresh.
+/// Only speed depends on it: steps not jumped run one by one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct RecordBackoff {
+pub(in crate::world) struct RecordBackoff {
     /// Off-cycle steps to run before the next recording (0: none).
     wait: u32,
     /// Off-cycle steps run since the wait began.
@@ -108,7 +106,7 @@ pub enum Stepping {
 
 /// A member's pending poll-loop step, kept out of the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct LazyStep {
+pub(in crate::world) struct LazyStep {
     /// When it is due.
     pub at: SimTime,
     /// Which step (`BatchDone` or `PollWake`, with its poll epoch).
@@ -119,7 +117,7 @@ pub(super) struct LazyStep {
 
 /// The queue rank of an event: poll-loop steps and wake-ups rank by member slot, ahead of
 /// every other event of their instant.
-pub(super) fn rank_of(ev: &Ev) -> u64 {
+pub(in crate::world) fn rank_of(ev: &Ev) -> u64 {
     match ev {
         Ev::MemberTimer(conn, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
         | Ev::Wake(conn) => u64::from(conn.slot),
@@ -127,44 +125,20 @@ pub(super) fn rank_of(ev: &Ev) -> u64 {
     }
 }
 
-/// Inputs whose handling by a steady member neither reads nor changes its poll loop, so its
-/// aside steps may stay aside: the heartbeat timer (sends a heartbeat from the group state
-/// alone) and a commit response (a quiet member awaits none; only the outcome is reported).
-pub(super) fn ignores_poll_loop(input: &ConsumerInput) -> bool {
-    matches!(
-        input,
-        ConsumerInput::Timer(ConsumerTimer::Heartbeat)
-            | ConsumerInput::Message(ToMember::Commit { .. })
-    )
-}
-
-/// Whether `input` is a heartbeat response that changes nothing for `consumer` (classic OK;
-/// KIP-848: the member's epoch and partitions, which quiet steps do not change): its handling
-/// only wakes a poll that waits for records (`Consumer::wake`).
-fn heartbeat_changes_nothing(consumer: &Consumer, input: &ConsumerInput) -> bool {
-    match input {
-        ConsumerInput::Message(ToMember::Heartbeat(None)) => true,
-        ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok))) => {
-            consumer.cg_response_changes_nothing(ok)
-        }
-        _ => false,
-    }
-}
-
 /// Whether `timer` is a poll-loop step (ranked by slot).
-pub(super) fn is_poll_step(timer: ConsumerTimer) -> bool {
+pub(in crate::world) fn is_poll_step(timer: ConsumerTimer) -> bool {
     matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
 }
 
 impl World<'_> {
     /// Runs the aside steps of `slot` that come before the event being handled at `now`.
-    pub(super) fn catch_up(&mut self, slot: usize, now: SimTime) {
-        let inclusive = (slot as u64) < self.current_rank;
+    pub(in crate::world) fn catch_up(&mut self, slot: usize, now: SimTime) {
+        let inclusive = (slot as u64) < self.stepper.current_rank;
         self.catch_up_until(slot, now, inclusive);
     }
 
     /// Runs the aside steps of `slot` due before `until` (and at `until` if `inclusive`),
-    /// jumping along a known cycle of the member where one applies (`world/cycle.rs`): the
+    /// jumping along a known cycle of the member where one applies (`world/stepper/cycle.rs`): the
     /// jump is tried before every step (a member knocked off its cycle by an input is usually
     /// back on it one step later); while none applies, the steps after the first
     /// [`RECORD_AFTER`] are recorded to find a new one.
@@ -172,14 +146,14 @@ impl World<'_> {
         let mut ran = false;
         let mut recorder: Option<Recorder> = None;
         let mut off_cycle_steps = 0;
-        while let Some(step) = self.slots[slot].lazy {
+        while let Some(step) = self.stepper.slots[slot].lazy {
             let due = step.at < until || (inclusive && step.at == until);
             if !due || !self.step_stays_quiet(slot, step.at) {
                 break;
             }
             // Full batches mean a backlog, not a cycle: look again once it is worked off.
             let backlog = self.slots[slot].consumer.as_ref().is_none_or(|c| c.in_full_batch());
-            if self.periodic && !backlog {
+            if self.stepper.periodic && !backlog {
                 let loud = self.slots[slot].consumer.as_ref().map_or(SimTime::MAX, |c| c.loud_at());
                 let known = recorder.as_ref().and_then(|r| r.position_of(step));
                 if self.jump(slot, Bound { until, inclusive, loud }, known) {
@@ -188,7 +162,7 @@ impl World<'_> {
                     continue;
                 }
                 off_cycle_steps += 1;
-                self.slots[slot].record_backoff.on_off_cycle_step();
+                self.stepper.slots[slot].record_backoff.on_off_cycle_step();
                 if recorder.is_none() && off_cycle_steps > RECORD_AFTER && self.may_record(slot) {
                     recorder = Some(Recorder::default());
                     match self.signature(slot, step) {
@@ -203,7 +177,7 @@ impl World<'_> {
             let processed = self.run_aside(slot, step, recorder.is_some());
             ran = true;
             if recorder.is_some() {
-                let Some(next) = self.slots[slot].lazy else { break };
+                let Some(next) = self.stepper.slots[slot].lazy else { break };
                 match self.signature(slot, next) {
                     Some(signature) => {
                         let snap = self.snapshot(slot, processed);
@@ -226,13 +200,13 @@ impl World<'_> {
     fn end_recording(&mut self, slot: usize, recorder: Option<Recorder>) {
         let Some(steps) = recorder.map(|r| r.len()) else { return };
         let generation = self.owned_generation(slot);
-        self.slots[slot].record_backoff.on_no_repeat(steps, generation);
+        self.stepper.slots[slot].record_backoff.on_no_repeat(steps, generation);
     }
 
     /// Whether `slot` may start a recording ([`RecordBackoff`]).
     fn may_record(&mut self, slot: usize) -> bool {
         let generation = self.owned_generation(slot);
-        self.slots[slot].record_backoff.allows(generation)
+        self.stepper.slots[slot].record_backoff.allows(generation)
     }
 
     /// The generation of the partitions of `slot`'s member (-1 without a member).
@@ -242,10 +216,9 @@ impl World<'_> {
 
     /// The loop state of `slot` after a step that processed `processed`.
     fn snapshot(&self, slot: usize, processed: Vec<Processed>) -> Snapshot {
-        let s = &self.slots[slot];
-        let consumer = s.consumer.as_ref().expect("an aside member is alive");
-        let next = s.lazy.expect("a pending step");
-        Snapshot { state: consumer.loop_state(), next, processed }
+        let consumer = self.slots[slot].consumer.as_ref().expect("an aside member is alive");
+        let next = self.stepper.slots[slot].lazy.expect("a pending step");
+        Snapshot { state: consumer.poll_loop.loop_state(), next, processed }
     }
 
     /// Records a snapshot; true when it closed a cycle (kept with the member, recording ends).
@@ -259,32 +232,32 @@ impl World<'_> {
         let Some(r) = recorder.as_mut() else { return false };
         let tps = snap.state.tps();
         let Some(cycle) = r.push(signature, snap, tps) else { return false };
-        self.slots[slot].forget_cycle_position(); // Cycle indices move.
-        let cycles = &mut self.slots[slot].cycles;
+        self.stepper.slots[slot].forget_cycle_position(); // Cycle indices move.
+        let cycles = &mut self.stepper.slots[slot].cycles;
         if cycles.len() >= MAX_CYCLES {
             cycles.remove(0);
         }
         cycles.push(cycle);
         *recorder = None;
-        self.slots[slot].record_backoff = RecordBackoff::default();
+        self.stepper.slots[slot].record_backoff = RecordBackoff::default();
         true
     }
 
     /// Whether the aside step at `at` is still quiet: before the auto-commit and before the
     /// batch's `max.poll.interval.ms` expiry (that timer, in the queue, comes first).
-    pub(super) fn step_stays_quiet(&self, slot: usize, at: SimTime) -> bool {
+    pub(in crate::world) fn step_stays_quiet(&self, slot: usize, at: SimTime) -> bool {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
         let expired = consumer.batch_poll_timer().is_some_and(|(_, deadline, _)| deadline < at);
         at < consumer.loud_at() && !expired
     }
 
     /// Runs every aside step due by `now` (the end of the run; a sample counts instead).
-    pub(super) fn catch_up_all(&mut self, now: SimTime) {
-        if self.stepping == Stepping::Plain {
+    pub(in crate::world) fn catch_up_all(&mut self, now: SimTime) {
+        if self.stepper.stepping == Stepping::Plain {
             return;
         }
         for slot in 0..self.slots.len() {
-            if self.slots[slot].lazy.is_some() {
+            if self.stepper.slots[slot].lazy.is_some() {
                 self.catch_up(slot, now);
             }
         }
@@ -292,13 +265,13 @@ impl World<'_> {
 
     /// Before a sample: the records of steady members on a known cycle are counted (returned),
     /// every other member with aside steps catches up.
-    pub(super) fn count_or_catch_up_all(&mut self, now: SimTime) -> u64 {
-        if self.stepping == Stepping::Plain {
+    pub(in crate::world) fn count_or_catch_up_all(&mut self, now: SimTime) -> u64 {
+        if self.stepper.stepping == Stepping::Plain {
             return 0;
         }
         let mut unreported = 0;
         for slot in 0..self.slots.len() {
-            if self.slots[slot].lazy.is_none() {
+            if self.stepper.slots[slot].lazy.is_none() {
                 continue;
             }
             let loud = self.slots[slot].consumer.as_ref().map_or(SimTime::MAX, |c| c.loud_at());
@@ -314,7 +287,7 @@ impl World<'_> {
     /// Runs one aside step: the member's machine, then its `Processed` reports (returned too
     /// when `keep`).
     fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
-        self.slots[slot].forget_cycle_position();
+        self.stepper.slots[slot].forget_cycle_position();
         let mut out = self.take_outbox();
         let input = ConsumerInput::Timer(step.timer);
         let conn = self.run_member(slot, step.at, input, &mut out).expect("an aside member");
@@ -332,7 +305,7 @@ impl World<'_> {
                 (t, at) => panic!("a quiet poll step of {conn:?} set timer {t:?} to {at:?}"),
             }
         }
-        self.slots[slot].lazy = next;
+        self.stepper.slots[slot].lazy = next;
         let mut kept = Vec::with_capacity(if keep { out.notes.len() } else { 0 });
         for note in out.notes.drain(..) {
             let ConsumerNote::Processed { tp, first, times } = note else {
@@ -364,15 +337,16 @@ impl World<'_> {
 
     /// After an input: a steady member's pending step leaves the queue, and a wake-up is set
     /// for the first step that will not be quiet.
-    pub(super) fn set_aside(&mut self, slot: usize, now: SimTime) {
+    pub(in crate::world) fn set_aside(&mut self, slot: usize, now: SimTime) {
         let s = &self.slots[slot];
-        if self.stepping == Stepping::Plain || s.paused || s.disconnected || s.lazy.is_some() {
+        let aside = self.stepper.slots[slot].lazy.is_some();
+        if self.stepper.stepping == Stepping::Plain || s.paused || s.disconnected || aside {
             return;
         }
         let Some(consumer) = s.consumer.as_ref().filter(|c| c.poll_loop_is_quiet()) else {
             return;
         };
-        let Some(timer) = consumer.poll_step() else { return };
+        let Some(timer) = consumer.poll_loop.poll_step() else { return };
         let conn = consumer.conn();
         let wake_at = consumer.loud_at().min(now.saturating_add(self.params.max_poll_interval));
         let id = s.timers[timer.slot()];
@@ -381,39 +355,44 @@ impl World<'_> {
             return; // The very next step is not quiet.
         }
         self.queue.cancel(id);
-        self.slots[slot].lazy = Some(LazyStep { at, timer, armed });
+        self.stepper.slots[slot].lazy = Some(LazyStep { at, timer, armed });
         self.resume_position(slot);
-        let wake = self.slots[slot].wake;
+        let wake = self.stepper.slots[slot].wake;
         if self.queue.armed_at(wake) != Some(wake_at) && wake_at != SimTime::MAX {
             self.queue.arm_as_of(wake, wake_at, slot as u64, now, Ev::Wake(conn));
         }
     }
 
     /// Puts the pending step of `slot` back in the queue (as of when it was armed).
-    pub(super) fn take_back(&mut self, slot: usize) {
-        let s = &mut self.slots[slot];
+    pub(in crate::world) fn take_back(&mut self, slot: usize) {
+        let s = &mut self.stepper.slots[slot];
         let kept = s.on_cycle.take().filter(|p| Some(p.step) == s.lazy);
         s.forget_cycle_position();
         s.resume_hint = kept;
-        let Some(step) = self.slots[slot].lazy.take() else { return };
+        let Some(step) = self.stepper.slots[slot].lazy.take() else { return };
         let Some(conn) = self.slots[slot].consumer.as_ref().map(|c| c.conn()) else { return };
         let id = self.slots[slot].timers[step.timer.slot()];
         let ev = Ev::MemberTimer(conn, step.timer);
         self.queue.arm_as_of(id, step.at, slot as u64, step.armed, ev);
     }
 
-    /// Before `input` reaches `slot`: its steps due by `now` run, and its pending step goes
-    /// back to the queue unless the input cannot reach the poll loop: a heartbeat response
-    /// that changes nothing (OK; KIP-848: same member epoch and partitions) to a member busy
-    /// with a batch (such a response only wakes a poll that waits for records).
-    pub(super) fn touch_for(&mut self, slot: usize, now: SimTime, input: &ConsumerInput) {
-        if self.slots[slot].lazy.is_none() {
+    /// Before `input` reaches `slot`, unless the member's protocol says it leaves the poll
+    /// loop alone (`Consumer::input_leaves_poll_loop_alone`): its steps due by `now` run, and
+    /// its pending step goes back to the queue unless the input is a response that changes
+    /// nothing (`Consumer::response_changes_nothing`) to a member busy with a batch (such a
+    /// response only wakes a poll that waits for records).
+    pub(in crate::world) fn touch_for(&mut self, slot: usize, now: SimTime, input: &ConsumerInput) {
+        if self.stepper.slots[slot].lazy.is_none() {
+            return;
+        }
+        let consumer = self.slots[slot].consumer.as_ref();
+        if consumer.is_some_and(|c| c.input_leaves_poll_loop_alone(input)) {
             return;
         }
         self.catch_up(slot, now);
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return };
-        let idle = heartbeat_changes_nothing(consumer, input);
-        if !(idle && consumer.in_batch() && self.slots[slot].lazy.is_some()) {
+        let idle = consumer.response_changes_nothing(input);
+        if !(idle && consumer.poll_loop.in_batch() && self.stepper.slots[slot].lazy.is_some()) {
             self.take_back(slot);
         }
     }
@@ -422,36 +401,62 @@ impl World<'_> {
     /// the member up: a heartbeat response that changes nothing, to a member its cycle shows
     /// busy with a batch at `now`. Its steps stay aside instead of being cut into a jump at
     /// every heartbeat.
-    pub(super) fn changes_nothing(
+    pub(in crate::world) fn changes_nothing(
         &mut self,
         slot: usize,
         now: SimTime,
         input: &ConsumerInput,
     ) -> bool {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
-        heartbeat_changes_nothing(consumer, input)
-            && self.slots[slot].lazy.is_some()
+        consumer.response_changes_nothing(input)
+            && self.stepper.slots[slot].lazy.is_some()
             && self.busy_at(slot, now)
     }
 
     /// A wake-up: the steps before it run, the next one goes back to the queue.
-    pub(super) fn on_wake(&mut self, now: SimTime, conn: Conn) {
+    pub(in crate::world) fn on_wake(&mut self, now: SimTime, conn: Conn) {
         let Some(slot) = self.live_slot(conn) else { return };
-        if self.slots[slot].lazy.is_some() {
+        if self.stepper.slots[slot].lazy.is_some() {
             self.catch_up_until(slot, now, false);
             self.take_back(slot);
         }
     }
+}
 
-    /// Before `tp`'s records or state are read or changed by someone other than its owner: the
-    /// owner's aside steps that come first run now.
-    pub(super) fn catch_up_owner(&mut self, owner: Option<Conn>, now: SimTime) {
-        let Some(conn) = owner else { return };
-        let slot = conn.slot as usize;
-        let current = self.slots.get(slot).is_some_and(|s| s.incarnation == conn.incarnation);
-        if current && self.slots[slot].lazy.is_some() {
-            self.catch_up(slot, now);
+/// The catch-up the ownership books ask for before a partition changes (`crate::ownership`).
+impl CatchUp for World<'_> {
+    fn books(&mut self) -> &mut Books {
+        &mut self.books
+    }
+
+    fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    fn catch_up_owner(&mut self, owner: Conn, now: SimTime) {
+        if self.has_aside_steps(owner) {
+            self.catch_up(owner.slot as usize, now);
         }
+    }
+
+    fn behind(&self, owner: Conn, now: SimTime) -> bool {
+        if !self.has_aside_steps(owner) {
+            return false;
+        }
+        let slot = owner.slot as usize;
+        let Some(step) = self.stepper.slots[slot].lazy else { return false };
+        let inclusive = (slot as u64) < self.stepper.current_rank;
+        let due = step.at < now || (inclusive && step.at == now);
+        due && self.step_stays_quiet(slot, step.at)
+    }
+}
+
+impl World<'_> {
+    /// Whether incarnation `conn` (not a later one of its slot) has steps aside.
+    fn has_aside_steps(&self, conn: Conn) -> bool {
+        let slot = self.slots.get(conn.slot as usize);
+        slot.is_some_and(|s| s.incarnation == conn.incarnation)
+            && self.stepper.slots[conn.slot as usize].lazy.is_some()
     }
 }
 

@@ -2,8 +2,8 @@
 //! exactly evenly spaced, constant processing), whole stretches of them are applied at once.
 //!
 //! While a member catches up, the loop state after each aside step is recorded with its
-//! signature ([`Consumer::loop_signature`]: everything that decides the coming steps, relative
-//! to the last poll). When a signature repeats, the steps between the two are one *cycle*: from
+//! signature ([`crate::consumer::Consumer::loop_signature`]: everything that decides the
+//! coming steps, relative to the last poll). When a signature repeats, the steps between the two are one *cycle*: from
 //! any state with the signature of a cycle phase, the member runs the cycle's steps again,
 //! shifted in time and offsets (the arrivals are exactly evenly spaced, so the same records
 //! are waiting at the same relative times). A jump then emits the records of the skipped
@@ -12,16 +12,16 @@
 //! The cycle stays with the member for later catch-ups until an input changes it.
 
 use super::lazy::LazyStep;
-use super::World;
-use crate::consumer::{Consumer, ConsumerTimer, LoopShift, LoopState, SIGNATURE_HEAD};
+use crate::consumer::{ConsumerTimer, LoopShift, LoopState, PollLoop, SIGNATURE_HEAD};
 use crate::observe::PeriodicStretch;
 use crate::records::RecordTimes;
 use crate::types::Tp;
+use crate::world::World;
 use sim_core::SimTime;
 use std::collections::BTreeSet;
 
 /// Records processed at one step: partition, first offset, times.
-pub(super) type Processed = (Tp, u64, RecordTimes);
+pub(in crate::world) type Processed = (Tp, u64, RecordTimes);
 
 /// Records of several steps of one partition: first offset, arrivals, ends.
 type Gathered = (u64, Vec<SimTime>, Vec<SimTime>);
@@ -33,7 +33,7 @@ type Pattern = (usize, u64, std::ops::Range<usize>);
 
 /// The records of a period, every partition's one after the other (lent to the observer by
 /// every jump that emits them): a jump reads the latencies of all its partitions from one
-/// short array, where two allocations per partition cost two cache misses each.
+/// short array instead of two allocations per partition.
 #[derive(Clone, Debug, Default)]
 struct Patterns {
     /// Per partition with records, in owned order.
@@ -46,7 +46,7 @@ struct Patterns {
 
 /// The state after one aside step.
 #[derive(Clone, Debug)]
-pub(super) struct Snapshot {
+pub(in crate::world) struct Snapshot {
     /// The member's loop state after the step.
     pub state: LoopState,
     /// Its pending step.
@@ -57,7 +57,7 @@ pub(super) struct Snapshot {
 
 /// One period of a member's repeating steps.
 #[derive(Clone, Debug)]
-pub(super) struct Cycle {
+pub(in crate::world) struct Cycle {
     /// `snaps[0]` is the state the period starts from; `snaps[1..=n]` the states after each of
     /// its `n` steps; `snaps[n]` is `snaps[0]` shifted by `period`.
     snaps: Vec<Snapshot>,
@@ -85,20 +85,20 @@ pub(super) struct Cycle {
     by_part: Vec<u64>,
 }
 
-/// Where a member stands on one of its cycles (index in `Slot::cycles`, phase, shift from the
-/// recorded state), as found by the last jump or lookup. Valid while the member's pending
+/// Where a member stands on one of its cycles (index in `StepperSlot::cycles`, phase, shift from
+/// the recorded state), as found by the last jump or lookup. Valid while the member's pending
 /// step is `step`: running, taking back or re-recording its steps clears it.
 #[derive(Clone, Debug)]
-pub(super) struct OnCycle {
+pub(in crate::world) struct OnCycle {
     cycle: usize,
     q: usize,
     shift: LoopShift,
-    pub(super) step: LazyStep,
+    pub(in crate::world) step: LazyStep,
 }
 
 /// The recording of one catch-up, looking for a repeat.
 #[derive(Default)]
-pub(super) struct Recorder {
+pub(in crate::world) struct Recorder {
     snaps: Vec<Snapshot>,
     signatures: Vec<Vec<i64>>,
     /// (signature hash, index in `signatures`).
@@ -113,7 +113,7 @@ const MAX_JUMP_PERIODS: u64 = 1 << 20;
 const SIGNATURE_CAPACITY: usize = 64;
 
 /// Snapshots kept per catch-up while looking for a cycle.
-pub(super) const MAX_RECORDED: usize = 256;
+pub(in crate::world) const MAX_RECORDED: usize = 256;
 
 /// The pending step as a signature names it: its kind (0 batch end, 1 poll wake-up) and time.
 fn step_kind(step: LazyStep) -> (u8, SimTime) {
@@ -252,14 +252,14 @@ impl Recorder {
 
 /// A member's signature and loop state at its pending step, already computed.
 #[derive(Clone, Copy)]
-pub(super) struct Position<'a> {
+pub(in crate::world) struct Position<'a> {
     signature: &'a [i64],
     state: &'a LoopState,
 }
 
 /// Where a jump may go: steps due before `until` (or at it if `inclusive`) and before `loud`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Bound {
+pub(in crate::world) struct Bound {
     pub until: SimTime,
     pub inclusive: bool,
     pub loud: SimTime,
@@ -296,16 +296,16 @@ impl Cycle {
 
     /// The phase of a member in loop state `consumer` (with `signature`) on this cycle, and
     /// its shift from the recorded state of that phase.
-    fn locate(&self, signature: &[i64], consumer: &Consumer) -> Option<(usize, LoopShift)> {
+    fn locate(&self, signature: &[i64], poll_loop: &PollLoop) -> Option<(usize, LoopShift)> {
         let hash = signature_hash(signature);
         let from = self.phases.partition_point(|&(h, _)| h < hash);
         let same_hash = self.phases[from..].iter().take_while(|&&(h, _)| h == hash);
         let q = same_hash.map(|&(_, q)| q).find(|&q| self.signatures[q] == signature)?;
         let base = &self.snaps[q].state;
-        if consumer.owned_len() != self.tps.len() || consumer.last_poll() < base.last_poll() {
+        if poll_loop.owned_len() != self.tps.len() || poll_loop.last_poll() < base.last_poll() {
             return None;
         }
-        Some((q, consumer.shift_since(base, base.last_poll())))
+        Some((q, poll_loop.shift_since(base, base.last_poll())))
     }
 
     /// How many steps from phase `q` fit in `bound` (at most [`MAX_JUMP_PERIODS`] periods).
@@ -364,32 +364,38 @@ impl Cycle {
 impl World<'_> {
     /// Jumps `slot` along its cycle as far as `bound` allows; true if it moved. `known`: the
     /// member's position, if already computed.
-    pub(super) fn jump(&mut self, slot: usize, bound: Bound, known: Option<Position>) -> bool {
+    pub(in crate::world) fn jump(
+        &mut self,
+        slot: usize,
+        bound: Bound,
+        known: Option<Position>,
+    ) -> bool {
         if !self.on_cycle(slot, known) {
             return false;
         }
         // Taken, not copied: a jump that moves replaces it, one that does not puts it back.
-        let position = self.slots[slot].on_cycle.take().expect("found above");
-        let cycles = std::mem::take(&mut self.slots[slot].cycles);
+        let position = self.stepper.slots[slot].on_cycle.take().expect("found above");
+        let cycles = std::mem::take(&mut self.stepper.slots[slot].cycles);
         let moved = self.jump_along(slot, &cycles[position.cycle], position, bound);
-        self.slots[slot].cycles = cycles;
+        self.stepper.slots[slot].cycles = cycles;
         moved
     }
 
-    /// Whether `slot` stands on one of its cycles; if it does, `Slot::on_cycle` says where:
+    /// Whether `slot` stands on one of its cycles; if it does, `StepperSlot::on_cycle` says where:
     /// the position kept by the last jump or lookup while the pending step is unchanged, else
     /// looked up (and kept).
     fn on_cycle(&mut self, slot: usize, known: Option<Position>) -> bool {
-        let Some(step) = self.slots[slot].lazy.filter(|_| !self.slots[slot].cycles.is_empty())
+        let Some(step) =
+            self.stepper.slots[slot].lazy.filter(|_| !self.stepper.slots[slot].cycles.is_empty())
         else {
             return false;
         };
-        if self.slots[slot].on_cycle.as_ref().is_some_and(|p| p.step == step) {
+        if self.stepper.slots[slot].on_cycle.as_ref().is_some_and(|p| p.step == step) {
             #[cfg(debug_assertions)]
             self.check_kept_position(slot, step);
             return true;
         }
-        if self.slots[slot].off_cycle == Some(step) {
+        if self.stepper.slots[slot].off_cycle == Some(step) {
             debug_assert!(
                 self.locate(slot, step, None).is_none(),
                 "slot {slot}, known to be on none of its cycles, is on one"
@@ -397,9 +403,9 @@ impl World<'_> {
             return false;
         }
         let found = self.locate(slot, step, known);
-        self.slots[slot].off_cycle = if found.is_none() { Some(step) } else { None };
-        self.slots[slot].on_cycle = found;
-        self.slots[slot].on_cycle.is_some()
+        self.stepper.slots[slot].off_cycle = if found.is_none() { Some(step) } else { None };
+        self.stepper.slots[slot].on_cycle = found;
+        self.stepper.slots[slot].on_cycle.is_some()
     }
 
     /// `slot` just went aside again after its pending step had been taken back at a known
@@ -407,11 +413,11 @@ impl World<'_> {
     /// pending step are that snapshot's, shifted, as a jump would set them), that is its
     /// position now, found without a lookup (a sample would otherwise look it up: a
     /// signature and a search per member after each wake-up).
-    pub(super) fn resume_position(&mut self, slot: usize) {
-        let Some(hint) = self.slots[slot].resume_hint.take() else { return };
-        let Some(step) = self.slots[slot].lazy else { return };
-        let s = &self.slots[slot];
-        let (Some(cycle), Some(consumer)) = (s.cycles.get(hint.cycle), s.consumer.as_ref()) else {
+    pub(in crate::world) fn resume_position(&mut self, slot: usize) {
+        let Some(hint) = self.stepper.slots[slot].resume_hint.take() else { return };
+        let Some(step) = self.stepper.slots[slot].lazy else { return };
+        let cycle = self.stepper.slots[slot].cycles.get(hint.cycle);
+        let (Some(cycle), Some(consumer)) = (cycle, self.slots[slot].consumer.as_ref()) else {
             return;
         };
         let n = cycle.len();
@@ -426,8 +432,8 @@ impl World<'_> {
                 }
             };
             let snap = &cycle.snaps[q];
-            let found =
-                shift_step(snap.next, shift) == step && consumer.loop_state_is(&snap.state, shift);
+            let found = shift_step(snap.next, shift) == step
+                && consumer.poll_loop.loop_state_is(&snap.state, shift);
             found.then_some((q, wraps))
         };
         let Some((q, wraps)) = (0..2).find_map(stands_at) else { return };
@@ -435,14 +441,14 @@ impl World<'_> {
             0 => hint.shift,
             _ => hint.shift.plus(&cycle.period, wraps),
         };
-        self.slots[slot].on_cycle = Some(OnCycle { cycle: hint.cycle, q, shift, step });
-        self.slots[slot].off_cycle = None;
+        self.stepper.slots[slot].on_cycle = Some(OnCycle { cycle: hint.cycle, q, shift, step });
+        self.stepper.slots[slot].off_cycle = None;
     }
 
     /// Debug builds: the kept position of `slot` is the one a fresh lookup finds.
     #[cfg(debug_assertions)]
     fn check_kept_position(&mut self, slot: usize, step: LazyStep) {
-        let kept = self.slots[slot].on_cycle.clone().expect("a kept position");
+        let kept = self.stepper.slots[slot].on_cycle.clone().expect("a kept position");
         let fresh = self.locate(slot, step, None);
         assert!(
             fresh.is_some_and(|p| (p.cycle, p.q, &p.shift) == (kept.cycle, kept.q, &kept.shift)),
@@ -452,27 +458,27 @@ impl World<'_> {
 
     /// The cycle, phase and shift of `slot`'s kept position (after [`World::on_cycle`]).
     fn kept_position(&self, slot: usize) -> Option<(&Cycle, usize, &LoopShift)> {
-        let p = self.slots[slot].on_cycle.as_ref()?;
-        Some((&self.slots[slot].cycles[p.cycle], p.q, &p.shift))
+        let p = self.stepper.slots[slot].on_cycle.as_ref()?;
+        Some((&self.stepper.slots[slot].cycles[p.cycle], p.q, &p.shift))
     }
 
     /// The loop state of `slot` when its coming steps may repeat: its signature, the state
     /// and the time of its last poll (debug builds check known positions with it).
     fn loop_position(&mut self, slot: usize) -> Option<(Vec<i64>, LoopState, SimTime)> {
-        let step = self.slots[slot].lazy?;
+        let step = self.stepper.slots[slot].lazy?;
         let signature = self.signature(slot, step)?;
         let consumer = self.slots[slot].consumer.as_ref()?;
-        Some((signature, consumer.loop_state(), consumer.last_poll()))
+        Some((signature, consumer.poll_loop.loop_state(), consumer.poll_loop.last_poll()))
     }
 
     /// Looks `slot` (with pending step `step`) up on its cycles, with the signature of
     /// position `known` if given (debug builds check it against a fresh computation).
     fn locate(&mut self, slot: usize, step: LazyStep, known: Option<Position>) -> Option<OnCycle> {
         // A computed signature goes into the world's scratch buffer (one lookup per step of
-        // a member off its cycles: its allocation was a tenth of the lookup).
-        let mut computed = std::mem::take(&mut self.signature_scratch);
+        // a member off its cycles: no allocation per lookup).
+        let mut computed = std::mem::take(&mut self.stepper.signature_scratch);
         let found = self.locate_with(slot, step, known, &mut computed);
-        self.signature_scratch = computed;
+        self.stepper.signature_scratch = computed;
         found
     }
 
@@ -501,8 +507,8 @@ impl World<'_> {
                     debug_assert!(
                         !self.signature_into(slot, step, computed) || {
                             let consumer = self.slots[slot].consumer.as_ref().expect("a member");
-                            let cycles = &self.slots[slot].cycles;
-                            cycles.iter().all(|c| c.locate(computed, consumer).is_none())
+                            let cycles = &self.stepper.slots[slot].cycles;
+                            cycles.iter().all(|c| c.locate(computed, &consumer.poll_loop).is_none())
                         },
                         "slot {slot} ruled off its cycles by the head of its signature is on one"
                     );
@@ -515,8 +521,8 @@ impl World<'_> {
             }
         };
         let consumer = self.slots[slot].consumer.as_ref()?;
-        self.slots[slot].cycles.iter().enumerate().find_map(|(cycle, c)| {
-            let (q, shift) = c.locate(signature, consumer)?;
+        self.stepper.slots[slot].cycles.iter().enumerate().find_map(|(cycle, c)| {
+            let (q, shift) = c.locate(signature, &consumer.poll_loop)?;
             Some(OnCycle { cycle, q, shift, step })
         })
     }
@@ -527,7 +533,7 @@ impl World<'_> {
         let OnCycle { cycle: index, q, mut shift, .. } = position;
         let m = cycle.steps_within(q, &shift, bound);
         if m == 0 {
-            self.slots[slot].on_cycle = Some(OnCycle { shift, ..position });
+            self.stepper.slots[slot].on_cycle = Some(OnCycle { shift, ..position });
             return false;
         }
         let n = cycle.len() as u64;
@@ -535,12 +541,13 @@ impl World<'_> {
         let (wraps, phase) = ((q as u64 + m) / n, ((q as u64 + m) % n) as usize);
         shift.add(&cycle.period, wraps);
         let target = &cycle.snaps[phase];
+        // The jump writes the poll loop only (not the membership).
         let consumer = self.slots[slot].consumer.as_mut().expect("an aside member is alive");
-        consumer.set_loop_state_shifted(&target.state, &shift);
+        consumer.poll_loop.set_loop_state_shifted(&target.state, &shift);
         let step = shift_step(target.next, &shift);
-        self.slots[slot].lazy = Some(step);
-        self.slots[slot].on_cycle = Some(OnCycle { cycle: index, q: phase, shift, step });
-        self.slots[slot].off_cycle = None;
+        self.stepper.slots[slot].lazy = Some(step);
+        self.stepper.slots[slot].on_cycle = Some(OnCycle { cycle: index, q: phase, shift, step });
+        self.stepper.slots[slot].off_cycle = None;
         true
     }
 
@@ -548,11 +555,16 @@ impl World<'_> {
     /// cycles and every one of them is processed for the first time (each of its partitions'
     /// next record is at or above the highest offset processed so far): a sample counts them
     /// without running the steps. `None`: the member must catch up instead.
-    pub(super) fn unreported_records(&mut self, slot: usize, bound: Bound) -> Option<u64> {
+    pub(in crate::world) fn unreported_records(
+        &mut self,
+        slot: usize,
+        bound: Bound,
+    ) -> Option<u64> {
         let consumer = self.slots[slot].consumer.as_ref()?;
         let fresh = consumer
+            .poll_loop
             .next_unprocessed()
-            .all(|(tp, offset)| self.parts.get(tp).is_some_and(|p| offset >= p.frontier));
+            .all(|(tp, offset)| self.books.is_unprocessed(tp, offset));
         if !fresh {
             return None;
         }
@@ -567,10 +579,10 @@ impl World<'_> {
     /// (inclusive) have run, found on the cycle without running them; `false` when that is
     /// not known, or when a catch-up to `now` would do more than one jump (a loud or expired
     /// step on the way, a backlog).
-    pub(super) fn busy_at(&mut self, slot: usize, now: SimTime) -> bool {
+    pub(in crate::world) fn busy_at(&mut self, slot: usize, now: SimTime) -> bool {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
         let loud = consumer.loud_at();
-        if !self.periodic || consumer.in_full_batch() || !self.step_stays_quiet(slot, now) {
+        if !self.stepper.periodic || consumer.in_full_batch() || !self.step_stays_quiet(slot, now) {
             return false;
         }
         if !self.on_cycle(slot, None) {
@@ -590,14 +602,13 @@ impl World<'_> {
     /// (then neither is its signature): most steps of a member working off a backlog, whose
     /// batches last longer than any of a steady cycle, are ruled out without reading a log.
     fn may_be_on_a_cycle(&self, slot: usize, step: LazyStep) -> bool {
-        let s = &self.slots[slot];
-        let Some(consumer) = s.consumer.as_ref() else { return false };
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
         let Some(head) = consumer.loop_signature_head(step_kind(step)) else { return false };
-        s.cycles.iter().any(|c| c.heads.binary_search(&head).is_ok())
+        self.stepper.slots[slot].cycles.iter().any(|c| c.heads.binary_search(&head).is_ok())
     }
 
     /// The signature of `slot`'s loop state with pending step `step` (None: not periodic).
-    pub(super) fn signature(&mut self, slot: usize, step: LazyStep) -> Option<Vec<i64>> {
+    pub(in crate::world) fn signature(&mut self, slot: usize, step: LazyStep) -> Option<Vec<i64>> {
         let mut out = Vec::with_capacity(SIGNATURE_CAPACITY);
         self.signature_into(slot, step, &mut out).then_some(out)
     }
@@ -606,12 +617,13 @@ impl World<'_> {
     /// none (not periodic).
     fn signature_into(&mut self, slot: usize, step: LazyStep, out: &mut Vec<i64>) -> bool {
         out.clear();
-        let Some(consumer) = self.slots[slot].consumer.as_ref().filter(|_| self.periodic) else {
+        let Some(consumer) = self.slots[slot].consumer.as_ref().filter(|_| self.stepper.periodic)
+        else {
             return false;
         };
-        let spacings = &self.spacings;
+        let spacings = &self.stepper.spacings;
         let spacing = |tp: Tp| spacings[tp.topic as usize][tp.partition as usize];
-        let armed = step.armed.as_nanos() as i64 - consumer.last_poll().as_nanos() as i64;
+        let armed = step.armed.as_nanos() as i64 - consumer.poll_loop.last_poll().as_nanos() as i64;
         let ok = consumer.loop_signature(&mut self.logs, &spacing, step_kind(step), out);
         out.push(armed);
         ok
@@ -642,8 +654,7 @@ impl World<'_> {
             let tp =
                 places.find(|(place, _)| place == i).expect("as many partitions as the cycle").1;
             let first = first.wrapping_add(start).wrapping_add(shift.offsets[*i]);
-            let part = self.parts.get_mut(tp).expect("known partition");
-            part.frontier = part.frontier.max(first + count);
+            self.books.raise_frontier(tp, first + count); // The owner's own records.
             self.observer.observe_periodic(PeriodicStretch {
                 tp,
                 first,
