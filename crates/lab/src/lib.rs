@@ -16,6 +16,7 @@ pub mod sweep_manifest;
 pub mod sweep_merge;
 pub mod sweep_output;
 pub mod sweep_table;
+pub mod trace;
 
 pub use model::Stepping;
 pub use single::{run_protocol, run_protocol_stepped, RunError};

@@ -3,9 +3,11 @@
 pub mod assign;
 pub mod chaos;
 pub mod check;
+pub mod formats;
 pub mod merge;
 pub mod plot;
 pub mod run;
+pub mod run_trace;
 pub mod sweep;
 pub mod validate;
 

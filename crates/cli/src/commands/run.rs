@@ -39,6 +39,26 @@ pub struct Args {
     /// Print each protocol run's wall time, events and events/s to stderr.
     #[arg(long)]
     pub timing: bool,
+    /// Table formats: `csv` (default), `parquet` (`<table>.parquet`, typed columns, instead of
+    /// the CSV files), or both (`csv,parquet` or `both`).
+    #[arg(long, value_name = "FORMATS", default_value = "csv")]
+    pub format: String,
+    /// Also write each protocol run's trace for ui.perfetto.dev / chrome://tracing
+    /// (`trace-<protocol>.json`, Chrome JSON trace format, virtual microseconds): member
+    /// states, partition owners and down causes, rebalances, group state, commits, counters.
+    #[arg(long)]
+    pub trace: bool,
+    /// Keep only the part of the trace in FROM..TO of virtual time (e.g. `10m..12m`, `..90s`).
+    #[arg(long, value_name = "FROM..TO", requires = "trace")]
+    pub trace_window: Option<String>,
+    /// Keep only these members in the trace (comma list: `c0,c7`), with the partition spans
+    /// they own.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', requires = "trace")]
+    pub trace_members: Vec<String>,
+    /// Also trace every heartbeat the coordinator receives (many: one per member every
+    /// `heartbeat.interval.ms`).
+    #[arg(long, requires = "trace")]
+    pub trace_heartbeats: bool,
 }
 
 /// Loads, runs every protocol, writes the outputs and prints the table.
@@ -55,14 +75,53 @@ pub fn run(args: Args) -> Outcome {
     let Some(protocols) = protocols_of(&scenario, &args.protocols) else {
         return Outcome::BadInput;
     };
+    let formats = match super::formats::Formats::parse(&args.format) {
+        Ok(f) => f,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Outcome::BadInput;
+        }
+    };
+    let trace_options = match trace_options(&args, &scenario) {
+        Ok(t) => t,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Outcome::BadInput;
+        }
+    };
     let seed = args.seed.unwrap_or(scenario.seed);
     let from_file = args.protocols.is_empty();
     let mut reports = Vec::with_capacity(protocols.len());
     let stepping = if args.plain { lab::Stepping::Plain } else { lab::Stepping::Fast };
+    let out = args.out.clone().unwrap_or_else(|| Path::new("results").join(&scenario.name));
+    // With --trace the traces are written during the runs, into the staging folder.
+    let mut stage = None;
+    if trace_options.is_some() {
+        match report::run_folder::RunFolder::stage(&out) {
+            Ok(s) => stage = Some(s),
+            Err(e) => {
+                eprintln!("error: writing {}: {e}", out.display());
+                return Outcome::BadInput;
+            }
+        }
+    }
     for protocol in protocols {
         #[allow(clippy::disallowed_methods)] // wall time of the run, reported, never simulated
         let started = std::time::Instant::now();
-        match lab::run_protocol_stepped(&scenario, protocol, seed, stepping) {
+        let traced = match (&stage, &trace_options) {
+            (Some(stage), Some(options)) => {
+                let run = (&scenario, protocol, seed, stepping);
+                match super::run_trace::run_traced(run, stage.path(), options) {
+                    Ok(result) => result,
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        return Outcome::BadInput;
+                    }
+                }
+            }
+            _ => lab::run_protocol_stepped(&scenario, protocol, seed, stepping),
+        };
+        match traced {
             Ok(report) => {
                 if args.timing {
                     print_timing(protocol, &report, started.elapsed());
@@ -83,8 +142,7 @@ pub fn run(args: Args) -> Outcome {
         eprintln!("error: {}: none of its protocols can be run yet", args.scenario.display());
         return Outcome::BadInput;
     }
-    let out = args.out.unwrap_or_else(|| Path::new("results").join(&scenario.name));
-    if let Err(message) = write_outputs(&out, &reports, args.charts) {
+    if let Err(message) = write_outputs(&out, stage, &reports, args.charts, formats) {
         eprintln!("error: {message}");
         return Outcome::BadInput;
     }
@@ -96,15 +154,45 @@ pub fn run(args: Args) -> Outcome {
 /// Writes the CSV files (and the charts) into a staging folder that then replaces `out` in
 /// one rename (report::run_folder): interrupted at any point, `out` holds the old set or the
 /// new one. On an error the staging folder is removed and `out` is left as it was.
-fn write_outputs(out: &Path, reports: &[RunReport], charts: bool) -> Result<(), String> {
+fn write_outputs(
+    out: &Path,
+    stage: Option<report::run_folder::RunFolder>,
+    reports: &[RunReport],
+    charts: bool,
+    formats: super::formats::Formats,
+) -> Result<(), String> {
     let failed = |what: &str, e: std::io::Error| format!("{what} {}: {e}", out.display());
-    let stage = report::run_folder::RunFolder::stage(out).map_err(|e| failed("writing", e))?;
-    report::csv_out::write_run_outputs(stage.path(), reports).map_err(|e| failed("writing", e))?;
+    let stage = match stage {
+        Some(stage) => stage,
+        None => report::run_folder::RunFolder::stage(out).map_err(|e| failed("writing", e))?,
+    };
+    if formats.csv {
+        report::csv_out::write_run_outputs(stage.path(), reports)
+            .map_err(|e| failed("writing", e))?;
+    }
+    if formats.parquet {
+        report::parquet_out::write_run_parquet(stage.path(), reports)
+            .map_err(|e| failed("writing", e))?;
+    }
     if charts {
         report::charts::draw_run(stage.path(), reports)
             .map_err(|e| failed("drawing charts in", e))?;
     }
     stage.commit().map_err(|e| failed("writing", e))
+}
+
+/// The trace options of `--trace` (None without it); a bad window or member list is an error.
+fn trace_options(
+    args: &Args,
+    scenario: &Scenario,
+) -> Result<Option<report::perfetto::TraceOptions>, String> {
+    super::run_trace::options(
+        args.trace,
+        args.trace_window.as_deref(),
+        &args.trace_members,
+        args.trace_heartbeats,
+        scenario,
+    )
 }
 
 /// `--timing`: one line per protocol run on stderr.

@@ -32,12 +32,21 @@ pub struct Args {
     /// band, into `<out>/charts/` (not for a shard: `merge --charts` draws them).
     #[arg(long)]
     pub charts: bool,
+    /// Table formats: `csv` (default), or also Parquet (`parquet`, `csv,parquet`, `both`):
+    /// `runs.parquet` and `aggregate.parquet` with typed columns beside the CSV files (which
+    /// stay: a resumed sweep and `merge` read `runs.csv`).
+    #[arg(long, value_name = "FORMATS", default_value = "csv")]
+    pub format: String,
 }
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> Outcome {
     let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
         Ok(s) => s,
+        Err(msg) => return bad(&msg),
+    };
+    let formats = match super::formats::Formats::parse(&args.format) {
+        Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
     let jobs = match args.jobs {
@@ -66,6 +75,11 @@ pub fn run(args: Args) -> Outcome {
         outcome.ran,
         out_dir.display()
     );
+    if formats.parquet {
+        if let Err(msg) = write_parquet(&out_dir) {
+            return bad(&msg);
+        }
+    }
     if shard.is_some() {
         eprintln!("this is one shard: join all shards with `rebalance-sim merge DIR... --out DIR`");
         return Outcome::Ok;
@@ -99,6 +113,22 @@ pub fn print_table(path: &std::path::Path, grid_keys: &[String]) -> Outcome {
         }
         Err(e) => bad(&e.to_string()),
     }
+}
+
+/// `runs.parquet` and `aggregate.parquet` (if the folder has an `aggregate.csv`: not a shard)
+/// from the sweep folder's CSV files.
+fn write_parquet(dir: &std::path::Path) -> Result<(), String> {
+    for name in [lab::sweep_output::RUNS_CSV, AGGREGATE_CSV] {
+        let csv_path = dir.join(name);
+        if name == AGGREGATE_CSV && !csv_path.exists() {
+            continue;
+        }
+        let bytes = std::fs::read(&csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?;
+        let path = dir.join(report::parquet_out::parquet_name(name));
+        report::parquet_out::write_csv_as_parquet_atomic(&path, &bytes)
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn default_out(name: &str, shard: Option<Shard>) -> PathBuf {

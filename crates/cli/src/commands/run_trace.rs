@@ -1,0 +1,93 @@
+//! `run --trace [--trace-window FROM..TO] [--trace-members A,B] [--trace-heartbeats]`: each
+//! protocol run also writes `trace-<protocol>.json` (report::perfetto) into the run's staging
+//! folder while it runs; one line per trace on stderr says its events and size.
+
+use lab::{RunError, Stepping};
+use metrics::RunReport;
+use report::perfetto::{TraceOptions, TraceWriter};
+use scenario::{ProtocolSpec, Scenario};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The options of `--trace` and its companions (None without `--trace`).
+pub fn options(
+    trace: bool,
+    window: Option<&str>,
+    members: &[String],
+    heartbeats: bool,
+    scenario: &Scenario,
+) -> Result<Option<TraceOptions>, String> {
+    if !trace {
+        return Ok(None);
+    }
+    let window = match window {
+        None => None,
+        Some(text) => {
+            let (from, to) =
+                TraceOptions::parse_window(text).map_err(|e| format!("--trace-window {e}"))?;
+            if from >= scenario.duration {
+                return Err(format!(
+                    "--trace-window {text}: starts at or after the end of the run ({})",
+                    scenario.duration
+                ));
+            }
+            Some((from, to))
+        }
+    };
+    let members = if members.is_empty() {
+        None
+    } else {
+        if let Some(empty) = members.iter().find(|m| m.trim().is_empty()) {
+            return Err(format!("--trace-members: an empty member name (`{empty}`); use c0,c3"));
+        }
+        Some(members.iter().map(|m| m.trim().to_string()).collect::<BTreeSet<_>>())
+    };
+    Ok(Some(TraceOptions { window, members, heartbeats }))
+}
+
+/// `trace-<protocol>.json`: `trace-eager-range.json`, `trace-eager-range+static.json`.
+pub fn trace_file_name(protocol: ProtocolSpec) -> String {
+    format!("trace-{}.json", protocol.to_string().replace(':', "-"))
+}
+
+/// Runs one protocol with its trace written into `dir`: the run's result, or (`Err`) why the
+/// trace could not be written.
+pub fn run_traced(
+    run: (&Scenario, ProtocolSpec, u64, Stepping),
+    dir: &Path,
+    options: &TraceOptions,
+) -> Result<Result<RunReport, RunError>, String> {
+    let (scenario, protocol, seed, stepping) = run;
+    let path: PathBuf = dir.join(trace_file_name(protocol));
+    let file = match std::fs::File::create(&path) {
+        Ok(f) => std::io::BufWriter::with_capacity(1 << 20, f),
+        Err(e) => return Err(io_error(&path, e)),
+    };
+    let label = format!("{} {protocol} seed {seed}", scenario.name);
+    let name = protocol.protocol.name();
+    let writer =
+        TraceWriter::new(file, &label, name, options.clone()).map_err(|e| io_error(&path, e))?;
+    let (report, written) =
+        match lab::trace::run_protocol_traced(scenario, protocol, seed, stepping, writer) {
+            Ok(done) => done,
+            Err(e) => return Ok(Err(e)),
+        };
+    match written {
+        Ok((_, stats)) => {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            eprintln!(
+                "trace: {}: {} events, {} bytes",
+                name.unwrap_or_default(),
+                stats.events,
+                stats.bytes
+            );
+            Ok(Ok(report))
+        }
+        Err(e) => Err(io_error(&path, e)),
+    }
+}
+
+/// Why a trace cannot be written (the caller reports it, exit 2).
+fn io_error(path: &Path, e: std::io::Error) -> String {
+    format!("writing {}: {e}", path.display())
+}
