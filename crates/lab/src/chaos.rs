@@ -63,8 +63,6 @@ pub enum Verdict {
     Passed(RunFacts),
     /// An invariant broke.
     Failed(Failure),
-    /// The protocol is not modeled yet: nothing was run.
-    Skipped(String),
 }
 
 /// One protocol run of one seed.
@@ -180,25 +178,24 @@ fn run_once(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut tee = Tee::new(Collector::new(labels));
         let stats =
-            model::simulate_probed(scenario, protocol, scenario.seed, &mut tee, &mut checker)?;
+            model::simulate_probed(scenario, protocol, scenario.seed, &mut tee, &mut checker);
         if checker.failure.is_some() {
-            return Ok(None);
+            return None;
         }
         if stats.hit_event_limit {
             let detail = format!("the model stopped at its event limit ({} events)", stats.events);
-            return Ok(Some((Err(Violation { invariant: "event-budget", detail }), stats.events)));
+            return Some((Err(Violation { invariant: "event-budget", detail }), stats.events));
         }
         let check = tee.finish_and_check().and_then(|report| check_no_loss(scenario, &report));
-        Ok(Some((check, stats.events)))
+        Some((check, stats.events))
     }));
     match outcome {
-        Ok(Err(model::ModelError::Unsupported { reason, .. })) => Verdict::Skipped(reason),
-        Ok(Ok(None)) => {
+        Ok(None) => {
             let (violation, at, event) = checker.failure.clone().expect("the checker failed");
             Verdict::Failed(Failure { violation, at, event, last_events: checker.last_events() })
         }
-        Ok(Ok(Some((Err(violation), _)))) => failed_at_end(&checker, violation, scenario.duration),
-        Ok(Ok(Some((Ok(()), events)))) => Verdict::Passed(RunFacts {
+        Ok(Some((Err(violation), _))) => failed_at_end(&checker, violation, scenario.duration),
+        Ok(Some((Ok(()), events))) => Verdict::Passed(RunFacts {
             events,
             zombie_overlap: checker.zombies.overlap,
             zombie_episodes: checker.zombies.episodes,
@@ -392,12 +389,10 @@ pub fn check_no_loss(scenario: &Scenario, report: &RunReport) -> Result<(), Viol
 pub struct ChaosSummary {
     /// Seeds checked.
     pub seeds: u64,
-    /// Protocol runs made (skipped ones not counted).
+    /// Protocol runs made.
     pub runs: u64,
     /// Runs that failed.
     pub failures: u64,
-    /// Skipped protocols and why, with how many runs were skipped.
-    pub skipped: BTreeMap<String, (String, u64)>,
     /// Passing runs with zombie overlap.
     pub zombie_runs: u64,
     /// Their zombie partition-time.
@@ -420,11 +415,6 @@ impl ChaosSummary {
                 Verdict::Failed(_) => {
                     s.runs += 1;
                     s.failures += 1;
-                }
-                Verdict::Skipped(reason) => {
-                    let entry =
-                        s.skipped.entry(run.protocol.to_string()).or_insert((reason.clone(), 0));
-                    entry.1 += 1;
                 }
             }
         }

@@ -10,16 +10,16 @@
 //!   that, so it is not a failure but measured (`zombie` partition-time and episodes).
 //! - `generation-monotonic`: the coordinator's generation never decreases, and neither does
 //!   the generation of any member incarnation's owned partitions (a reset to -1 is allowed).
-//! - `generation-bound`: no member owns partitions of a generation the coordinator has not
-//!   formed yet.
-//! - `model-assertion`: the model's own `check_invariants` (the coordinator's assignment has
-//!   each partition once, a Stable group's assignment covers every partition, Empty iff no
-//!   members, no partition owned twice in one generation) hold; the run loop asserts them in
-//!   debug builds, the checker also in release builds. Their panics are caught and reported.
-//!   (A world-level "Stable covers every partition by an owner" is not checked: a member
-//!   closing or leaving after `max.poll.interval.ms` drops its partitions before the
-//!   coordinator hears of it, so the group is legitimately Stable with them unowned for a
-//!   while; liveness catches a partition left unowned for good.)
+//! - the model's own facts (`model::invariants`, each violation named by its fact, e.g.
+//!   `classic.stable_covers_partitions`, `kip848.held_exclusive`, `consumer.batch_of_last_poll`,
+//!   `group.owned_generation_formed`: no member owns partitions of a generation the
+//!   coordinator has not formed yet), read through `WorldView::broken` whenever the snapshot
+//!   changed, in every build (the run loop also asserts them after every event in debug
+//!   builds; a panic there is caught and reported as `model-assertion`). (A world-level
+//!   "Stable covers every partition by an owner" is not checked: a member closing or leaving
+//!   after `max.poll.interval.ms` drops its partitions before the coordinator hears of it, so
+//!   the group is legitimately Stable with them unowned for a while; liveness catches a
+//!   partition left unowned for good.)
 //! - `event-budget`: a run stays under a bound on events (a livelock would not end).
 //!
 //! Liveness: from the liveness deadline (the end of the last fault plus
@@ -152,20 +152,6 @@ pub fn check_exclusive(s: &Snapshot, names: &Names) -> Result<(), Violation> {
 /// rejoining, KIP-345).
 fn stale(s: &Snapshot, m: &MemberView, holders: &[&MemberView]) -> bool {
     !s.in_group(m.conn) || holders.iter().any(|h| h.owned_generation > m.owned_generation)
-}
-
-/// `generation-bound`: no member owns partitions of a generation not formed yet.
-pub fn check_generation_bound(s: &Snapshot) -> Result<(), Violation> {
-    for m in &s.members {
-        if m.owned_generation > s.generation {
-            let detail = format!(
-                "{} owns partitions of generation {} but the coordinator is at {}",
-                m.name, m.owned_generation, s.generation
-            );
-            return Err(Violation::new("generation-bound", detail));
-        }
-    }
-    Ok(())
 }
 
 /// Whether the group is settled (module doc); `Err` says why not.
@@ -374,7 +360,6 @@ impl Checker {
         } else {
             self.check_generations(s)?;
             if self.group_checks {
-                check_generation_bound(s)?;
                 check_exclusive(s, &self.names)?;
                 self.zombies.update(s);
             }
@@ -456,6 +441,14 @@ impl Checker {
     }
 }
 
+/// The model's own facts (`model::invariants`): a broken one is a violation of its name.
+fn model_facts(view: &WorldView<'_, '_>) -> Result<(), Violation> {
+    match view.broken() {
+        Some(b) => Err(Violation::new(b.fact, b.detail)),
+        None => Ok(()),
+    }
+}
+
 impl Probe for Checker {
     fn wants_events(&self) -> bool {
         self.ring.is_some()
@@ -479,14 +472,15 @@ impl Probe for Checker {
     fn after_event(&mut self, view: &WorldView<'_, '_>) -> bool {
         self.last = (view.now(), view.events());
         let snapshot = Snapshot::of(view);
-        match self.check(&snapshot, view.events()) {
-            Ok(()) => {
-                if !cfg!(debug_assertions) && self.changed_at(view.now()) {
-                    // Debug builds run them in the loop right after this probe.
-                    view.assert_model_invariants();
-                }
-                true
+        let checked = self.check(&snapshot, view.events()).and_then(|()| {
+            if self.changed_at(view.now()) {
+                model_facts(view)
+            } else {
+                Ok(())
             }
+        });
+        match checked {
+            Ok(()) => true,
             Err(v) => {
                 self.failure = Some((v, view.now(), view.events()));
                 false
@@ -544,7 +538,6 @@ mod tests {
     fn a_settled_pair_passes_every_check() {
         let s = settled_pair();
         assert_eq!(check_exclusive(&s, &names()), Ok(()));
-        assert_eq!(check_generation_bound(&s), Ok(()));
         assert_eq!(settled(&s, &names()), Ok(()));
     }
 

@@ -37,7 +37,7 @@ const MAX_EVENTS: u32 = 10;
 const TAIL: SimTime = SimTime::from_secs(5);
 
 /// Every protocol spelling chaos runs by default: each protocol and assignor, and `+static`
-/// for the Kafka group protocols. Those the model does not run yet are skipped with a note.
+/// for the Kafka group protocols.
 pub fn default_protocols() -> Vec<ProtocolSpec> {
     let names = [
         "eager:range",

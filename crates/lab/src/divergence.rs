@@ -18,9 +18,9 @@
 //!
 //! - **per partition, its records**: every processed record as one [`Fact::Record`] (offset,
 //!   arrival, end of processing), whatever the encoding it came in (`Processed` listed or
-//!   linear, `ProcessedPeriodic` stretches: all are expanded record by record, with the
-//!   formula of `Observation::ProcessedPeriodic`), in order of end of processing, then
-//!   offset, then arrival (a record processed twice is there twice);
+//!   linear, `ProcessedPeriodic` stretches: the model's `observe::RecordByRecord` expands
+//!   them record by record), in order of end of processing, then offset, then arrival (a
+//!   record processed twice is there twice);
 //! - **per partition, its access changes** (`Access`: time, owner, state, first waiting
 //!   record) in the order observed, and **its skips** (`Skip`) in the order observed;
 //! - **for the group**, in the order observed: every other observation (topics, partitions
@@ -38,6 +38,7 @@
 
 use crate::single::RunError;
 use metrics::{Collector, RunReport};
+use model::observe::{RecordByRecord, RecordObserver};
 use model::{
     AccessRef, NoProbe, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Stepping,
     Tp,
@@ -421,23 +422,18 @@ fn entry_time(fact: &Fact, otherwise: SimTime) -> SimTime {
     }
 }
 
-/// Record `j` of a periodic stretch: pattern record `k = (start + j) % n` of copy
-/// `w = (start + j) / n`, at `pattern[k] + shift + w x period` (`Observation::ProcessedPeriodic`).
-fn periodic_records<'a>(
-    (arrivals, ends): (&'a [SimTime], &'a [SimTime]),
-    (start, count): (u64, u64),
-    (shift, period): (SimTime, SimTime),
-) -> impl Iterator<Item = (SimTime, SimTime)> + 'a {
-    let n = ends.len() as u64;
-    (start..start + count).map(move |i| {
-        let (k, w) = ((i % n) as usize, i / n);
-        let offset = shift + SimTime::from_nanos(period.as_nanos() * w);
-        (arrivals[k] + offset, ends[k] + offset)
-    })
-}
+/// A trace takes processed records one by one, whatever their encoding: the model's
+/// [`RecordByRecord`] expands them.
+impl RecordObserver for Trace {
+    fn record(&mut self, tp: Tp, offset: u64, arrival: SimTime, end: SimTime) {
+        self.push_records(tp, offset, std::iter::once((arrival, end)));
+    }
 
-impl Observer for Trace {
-    fn observe(&mut self, observation: Observation) {
+    fn records(&mut self, tp: Tp, first: u64, times: &mut dyn Iterator<Item = (SimTime, SimTime)>) {
+        self.push_records(tp, first, times);
+    }
+
+    fn other(&mut self, observation: Observation) {
         match observation {
             Observation::Topics { names, partitions } => {
                 self.topics = names.clone();
@@ -446,21 +442,9 @@ impl Observer for Trace {
             Observation::PartitionsAdded { at, topic, partitions } => {
                 self.push_group(Fact::PartitionsAdded { at, topic, partitions })
             }
-            Observation::Processed { tp, first, times } => {
-                self.observe_processed(tp, first, &times)
-            }
-            Observation::ProcessedPeriodic {
-                tp,
-                first,
-                arrivals,
-                ends,
-                start,
-                count,
-                shift,
-                period,
-            } => {
-                let records = periodic_records((&arrivals, &ends), (start, count), (shift, period));
-                self.push_records(tp, first, records);
+            // `RecordByRecord` hands them to `records`.
+            Observation::Processed { .. } | Observation::ProcessedPeriodic { .. } => {
+                unreachable!("processed records come through RecordObserver::records")
             }
             Observation::Skip { tp, at_offset } => self.push_skip(tp, at_offset),
             Observation::Access { at, tp, owner, state, waiting_from } => {
@@ -489,20 +473,29 @@ impl Observer for Trace {
         }
     }
 
-    fn observe_periodic(&mut self, s: PeriodicStretch<'_>) {
-        let records =
-            periodic_records((s.arrivals, s.ends), (s.start, s.count), (s.shift, s.period));
-        self.push_records(s.tp, s.first, records);
-    }
-
-    fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
-        self.push_records(tp, first, times.pairs(0, times.len()));
-    }
-
-    fn observe_access(&mut self, a: AccessRef<'_>) {
+    fn other_access(&mut self, a: AccessRef<'_>) {
         let owner = a.owner.map(|(_, name)| Arc::clone(name));
         let fact = Fact::Access { at: a.at, owner, state: a.state, waiting_from: a.waiting_from };
         self.push_access(a.tp, fact);
+    }
+}
+
+/// A trace observes a run through [`RecordByRecord`].
+impl Observer for Trace {
+    fn observe(&mut self, observation: Observation) {
+        RecordByRecord(self).observe(observation);
+    }
+
+    fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
+        RecordByRecord(self).observe_periodic(stretch);
+    }
+
+    fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
+        RecordByRecord(self).observe_processed(tp, first, times);
+    }
+
+    fn observe_access(&mut self, access: AccessRef<'_>) {
+        RecordByRecord(self).observe_access(access);
     }
 }
 
@@ -658,8 +651,7 @@ pub fn run_traced(
     };
     let mut trace = Trace::new(label);
     let mut tee = Tee { first: &mut collector, second: &mut trace };
-    let stats = model::simulate_stepped(scenario, protocol, seed, stepping, &mut tee, &mut NoProbe)
-        .map_err(RunError::Unsupported)?;
+    let stats = model::simulate_stepped(scenario, protocol, seed, stepping, &mut tee, &mut NoProbe);
     if stats.hit_event_limit {
         return Err(RunError::EventLimit { protocol: protocol.to_string(), events: stats.events });
     }
@@ -738,30 +730,6 @@ mod tests {
             assert_eq!(records(trace), expected, "{}", trace.label());
         }
         assert_eq!(first_divergence(&listed, &owned), Ok(6));
-    }
-
-    #[test]
-    fn a_periodic_stretch_starting_inside_its_pattern_shifts_its_copies() {
-        // Pattern of 3: arrivals 0, 1, 2 ms, ends 5, 6, 7 ms; period 3 ms, shift 1 s; start 2:
-        // record 0 is pattern record 2 of copy 0 (arrival 1 s + 2 ms), record 1 is pattern
-        // record 0 of copy 1 (arrival 1 s + 0 + 3 ms).
-        let arrivals = [ms(0), ms(1), ms(2)];
-        let ends = [ms(5), ms(6), ms(7)];
-        let mut trace = Trace::new("t");
-        trace.observe_periodic(PeriodicStretch {
-            tp: TP,
-            first: 7,
-            arrivals: &arrivals,
-            ends: &ends,
-            latencies: &[],
-            start: 2,
-            count: 3,
-            shift: ms(1000),
-            period: ms(3),
-        });
-        let expected =
-            vec![(7, ms(1002), ms(1007)), (8, ms(1003), ms(1008)), (9, ms(1004), ms(1009))];
-        assert_eq!(records(&trace), expected);
     }
 
     #[test]

@@ -1,15 +1,13 @@
 //! One protocol run of one scenario: build the world, run it to the end, fold the metrics.
 
 use metrics::{Collector, RunLabels, RunReport};
-use model::{ModelError, NoProbe, Stepping};
+use model::{NoProbe, Stepping};
 use scenario::{ProtocolSpec, Scenario};
 use std::fmt;
 
 /// Why a protocol run could not produce a report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunError {
-    /// The protocol is not modeled yet; no results are faked.
-    Unsupported(ModelError),
     /// The run reached the event bound before its end time.
     EventLimit {
         /// The protocol.
@@ -22,7 +20,6 @@ pub enum RunError {
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RunError::Unsupported(e) => write!(f, "{e}"),
             RunError::EventLimit { protocol, events } => write!(
                 f,
                 "protocol `{protocol}` stopped after {events} events before the end time; \
@@ -67,8 +64,7 @@ pub fn run_protocol_stepped(
 ) -> Result<RunReport, RunError> {
     let mut collector = Collector::new(run_labels(scenario, protocol, seed));
     let stats =
-        model::simulate_stepped(scenario, protocol, seed, stepping, &mut collector, &mut NoProbe)
-            .map_err(RunError::Unsupported)?;
+        model::simulate_stepped(scenario, protocol, seed, stepping, &mut collector, &mut NoProbe);
     if stats.hit_event_limit {
         return Err(RunError::EventLimit { protocol: protocol.to_string(), events: stats.events });
     }

@@ -28,7 +28,6 @@ pub fn run_protocol_traced<W: Write>(
         let mut probe = TraceWriter::probe(&cell);
         let mut tee = Tee { first: &mut collector, second: &mut trace_observer };
         model::simulate_stepped(scenario, protocol, seed, stepping, &mut tee, &mut probe)
-            .map_err(RunError::Unsupported)?
     };
     if stats.hit_event_limit {
         return Err(RunError::EventLimit { protocol: protocol.to_string(), events: stats.events });

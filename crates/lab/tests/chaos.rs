@@ -2,7 +2,7 @@
 //! after every event), determinism of whole chaos runs, and that failures are reported with
 //! what is needed to replay them.
 
-use lab::chaos::{self, ChaosSummary, Failure, RunResult, SeedResult, Verdict};
+use lab::chaos::{self, ChaosSummary, Failure, RunFacts, RunResult, SeedResult, Verdict};
 use lab::chaos_check::Violation;
 use lab::chaos_gen;
 use rayon::prelude::*;
@@ -50,12 +50,11 @@ fn chaos_results_do_not_depend_on_threads() {
     assert_eq!(seeds, [100, 101]);
 }
 
-/// Skipped runs (a protocol the model does not run) are listed with their reason and not
-/// counted as runs; failures count as runs.
+/// Passing and failing runs count as runs; passing runs with zombie overlap are counted and
+/// their partition-time summed.
 #[test]
-fn the_summary_counts_runs_failures_and_skips() {
+fn the_summary_counts_runs_failures_and_zombie_overlap() {
     let protocol = Scenario::parse_protocol("manual").unwrap();
-    let skipped = RunResult { protocol, verdict: Verdict::Skipped("not modeled".into()) };
     let failure = Failure {
         violation: Violation { invariant: "liveness", detail: "x".into() },
         at: SimTime::ZERO,
@@ -63,15 +62,29 @@ fn the_summary_counts_runs_failures_and_skips() {
         last_events: Vec::new(),
     };
     let failed = RunResult { protocol, verdict: Verdict::Failed(failure) };
+    let passed = |zombie_episodes, overlap_ms| RunResult {
+        protocol,
+        verdict: Verdict::Passed(RunFacts {
+            events: 10,
+            zombie_overlap: SimTime::from_millis(overlap_ms),
+            zombie_episodes,
+            first_zombie: None,
+            settled_at: None,
+        }),
+    };
     let scenario = chaos_gen::generate(1);
     let results = vec![
-        SeedResult { seed: 1, scenario: scenario.clone(), runs: vec![skipped.clone()] },
-        SeedResult { seed: 2, scenario, runs: vec![skipped, failed] },
+        SeedResult {
+            seed: 1,
+            scenario: scenario.clone(),
+            runs: vec![passed(0, 0), passed(2, 1500)],
+        },
+        SeedResult { seed: 2, scenario, runs: vec![passed(1, 250), failed] },
     ];
     let summary = ChaosSummary::of(&results);
-    // 2 seeds; 3 protocol runs asked, 2 skipped (not runs), 1 failed.
-    assert_eq!(summary.line(), "2 seeds, 1 runs, 1 failures");
-    assert_eq!(summary.skipped["manual:none"], ("not modeled".to_string(), 2));
+    // 2 seeds; 4 protocol runs, 1 failed; 2 passing runs with zombies, 1.5 s + 0.25 s.
+    assert_eq!(summary.line(), "2 seeds, 4 runs, 1 failures");
+    assert_eq!((summary.zombie_runs, summary.zombie_overlap), (2, SimTime::from_millis(1750)));
 }
 
 /// A scenario whose liveness deadline is impossible to meet (no time at all for the group to

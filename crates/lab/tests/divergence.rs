@@ -5,9 +5,11 @@
 
 use lab::divergence::{check_stepping, first_divergence, run_traced, Fact, Trace, Track};
 use lab::Stepping;
-use model::Tp;
+use model::observe::{RecordByRecord, RecordObserver};
+use model::{NoProbe, Observation, Observer, RecordTimes, Tp};
 use scenario::{ProtocolSpec, Scenario};
 use sim_core::SimTime;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 fn load(file: &Path) -> Scenario {
@@ -187,5 +189,109 @@ fn runs_that_differ_from_a_crash_on_diverge_at_the_crash() {
     assert_eq!(a.tracks(), b.tracks());
     for track in a.tracks() {
         assert_eq!(before(&a, track), before(&b, track), "{track:?} before {}", d.at);
+    }
+}
+
+/// Every processed record the model's `RecordByRecord` adapter hands on, by partition.
+#[derive(Default)]
+struct Records(BTreeMap<Tp, Vec<(SimTime, u64, SimTime)>>);
+
+impl RecordObserver for Records {
+    fn record(&mut self, tp: Tp, offset: u64, arrival: SimTime, end: SimTime) {
+        self.0.entry(tp).or_default().push((end, offset, arrival));
+    }
+    fn other(&mut self, _: Observation) {}
+}
+
+/// A run observed through the model's adapter gives, partition by partition, the records of
+/// the divergence check's trace: the same records (sorted as the trace sorts them: end of
+/// processing, offset, arrival), under fast stepping, where all three encodings occur.
+#[test]
+fn the_record_by_record_adapter_gives_the_traces_records() {
+    let mut s = crash_scenario();
+    // Constant arrivals and processing: fast stepping's periodic jumps report stretches.
+    for topic in &mut s.topics {
+        topic.arrival = scenario::Arrival::Constant;
+    }
+    s.duration = SimTime::from_secs(150);
+    let protocol = eager(&s);
+    let mut observations: Vec<Observation> = Vec::new();
+    model::simulate_stepped(&s, protocol, s.seed, Stepping::Fast, &mut observations, &mut NoProbe);
+    let count = |f: fn(&Observation) -> bool| observations.iter().filter(|o| f(o)).count();
+    let periodic = count(|o| matches!(o, Observation::ProcessedPeriodic { .. }));
+    let linear =
+        count(|o| matches!(o, Observation::Processed { times: RecordTimes::Linear { .. }, .. }));
+    assert!(periodic > 0 && linear > 0, "periodic {periodic}, linear {linear}: both encodings");
+    let mut adapter = RecordByRecord(Records::default());
+    for o in observations {
+        adapter.observe(o);
+    }
+    let mut by_adapter = adapter.0 .0;
+    let trace = trace(&s, protocol, s.seed, Stepping::Fast);
+    let partitions: Vec<Tp> = trace
+        .tracks()
+        .into_iter()
+        .filter_map(|t| match t {
+            Track::Records(tp) => Some(tp),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(partitions.len(), 12, "every partition of orders has records");
+    let total: usize = by_adapter.values().map(Vec::len).sum();
+    assert!(total > 30_000, "{total} records: 150 s of 20 records/s");
+    for tp in partitions {
+        let mut mine = by_adapter.remove(&tp).unwrap_or_default();
+        mine.sort();
+        let traced: Vec<(SimTime, u64, SimTime)> = trace
+            .facts(Track::Records(tp))
+            .into_iter()
+            .map(|f| match *f {
+                Fact::Record { offset, arrival, end } => (end, offset, arrival),
+                ref other => panic!("not a record: {other}"),
+            })
+            .collect();
+        assert_eq!(mine, traced, "{tp:?}");
+    }
+    assert!(by_adapter.is_empty(), "records of partitions the trace lacks: {by_adapter:?}");
+}
+
+/// The time of an observation that carries one (`observe.rs`: these come in time order).
+fn timed(o: &Observation) -> Option<SimTime> {
+    match o {
+        Observation::PartitionsAdded { at, .. }
+        | Observation::Access { at, .. }
+        | Observation::RebalanceStarted { at, .. }
+        | Observation::RebalanceEnded { at, .. }
+        | Observation::Commit { at, .. }
+        | Observation::MaxPollExpired { at, .. }
+        | Observation::Sample { at, .. }
+        | Observation::End { at, .. } => Some(*at),
+        Observation::Topics { .. }
+        | Observation::Processed { .. }
+        | Observation::ProcessedPeriodic { .. }
+        | Observation::Skip { .. } => None,
+    }
+}
+
+/// The observation contract (`model::observe`): `Topics` first, `End` last, and every
+/// observation with a time in time order, under both steppings, for every protocol of
+/// scenarios with a crash, a pause and a scale-out.
+#[test]
+fn timed_observations_come_in_time_order() {
+    let sims = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims");
+    for file in ["crash.toml", "gc-pause.toml", "kip848-scale-out.toml", "tubemq.toml"] {
+        let s = load(&sims.join(file));
+        for &protocol in &s.protocols {
+            for stepping in [Stepping::Plain, Stepping::Fast] {
+                let mut seen: Vec<Observation> = Vec::new();
+                model::simulate_stepped(&s, protocol, s.seed, stepping, &mut seen, &mut NoProbe);
+                let what = format!("{file} {protocol} {stepping:?}");
+                assert!(matches!(seen.first(), Some(Observation::Topics { .. })), "{what}");
+                assert!(matches!(seen.last(), Some(Observation::End { .. })), "{what}");
+                let times: Vec<SimTime> = seen.iter().filter_map(timed).collect();
+                let back = times.windows(2).position(|w| w[1] < w[0]);
+                assert_eq!(back, None, "{what}: a timed observation before its predecessor");
+            }
+        }
     }
 }

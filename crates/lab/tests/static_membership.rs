@@ -146,7 +146,7 @@ fn static_member_past_max_poll_moves_partitions_only_at_session_expiry() {
     s.consumer.processing = scenario::Processing::Constant(sim_core::SimTime::from_millis(1));
     s.consumer.commit = scenario::CommitPolicy::SyncPerBatch;
     let mut seen: Vec<Observation> = Vec::new();
-    model::simulate(&s, spec("eager:range+static"), s.seed, &mut seen).unwrap();
+    model::simulate(&s, spec("eager:range+static"), s.seed, &mut seen);
     let r = run(&s, "eager:range+static");
     // c1's poll at 20.501 s returns offset 2049 of t-2 and t-3; the stall moves the batch end
     // to 40.503. The poll timer expires at 20.501 + 5 = 25.501 s: no LeaveGroup, heartbeats

@@ -177,7 +177,7 @@ members = 2
 
 /// Members of 100 partitions each (ten topics of 20): their steps do not repeat within the
 /// catch-ups between samples, so their recordings end in vain and back off
-/// (`world/lazy.rs`, `RecordBackoff`: 40 s are about 800 steps a member, past the first
+/// (`world/stepper/lazy.rs`, `RecordBackoff`: 40 s are about 800 steps a member, past the first
 /// wait); the signatures place each batch's parts among the partitions by a search.
 #[test]
 fn fast_stepping_equals_plain_with_many_partitions_a_member() {

@@ -22,6 +22,7 @@
 //! while a member stalls, but round 2 waits for the stalled member's poll, which serves the
 //! assignment of round 1); the `max.poll.interval.ms` check runs on a 500 ms grid.
 
+use crate::invariants::{assert_holds, first_broken, require, Broken, Fact};
 use crate::processing::ProcessingSampler;
 use crate::records::RecordTimes;
 use crate::types::{Conn, MemberId, Outbox, SyncOk, ToCoordinator, ToMember, Tp};
@@ -37,7 +38,9 @@ pub(crate) use crate::protocols::Membership;
 use positions::Positions;
 pub use steps::{LoopShift, LoopState, SIGNATURE_HEAD};
 
-/// Eager or cooperative rebalancing on the client.
+/// How a group member rebalances: the classic protocol's two client modes (eager,
+/// cooperative) or the KIP-848 consumer protocol. Members without a group (TubeMQ, manual)
+/// carry `Eager`, unused (`protocols::rebalance_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RebalanceMode {
     /// Revoke everything at rejoin.
@@ -1101,52 +1104,77 @@ impl Consumer {
 }
 
 impl Consumer {
-    /// Asserts the consumer's invariants (the world runs this after every event in debug
-    /// builds and tests, for every live member); each assert names the one fact that broke.
-    pub fn check_invariants(&self) {
+    /// The consumer's facts (`crate::invariants`), in the order they are checked; they hold
+    /// for a live incarnation (a dead one's state is frozen at its crash).
+    pub const FACTS: &'static [Fact<Consumer>] = &[
+        Consumer::batch_outside_poll,
+        Consumer::batch_of_last_poll,
+        Consumer::generation_has_member_id,
+        Consumer::groupless_has_no_member_id,
+        Consumer::groupless_stays_unjoined,
+    ];
+
+    /// The first of the consumer's facts that does not hold (none for a dead incarnation).
+    pub fn broken(&self) -> Option<Broken> {
         if !self.alive {
-            return; // A dead incarnation's state is frozen at its crash.
+            return None;
         }
-        self.check_poll_loop();
-        self.check_membership();
+        first_broken(self, Self::FACTS)
     }
 
-    /// The poll loop is in one place at a time: processing a batch, waiting for records in
-    /// poll, or waiting for a synchronous commit's response.
-    fn check_poll_loop(&self) {
-        assert!(
-            !(self.poll_loop.batch.is_some() && self.poll_loop.in_poll),
-            "{}: a batch in progress while waiting in poll",
-            self.name
-        );
-        if let Some(batch) = &self.poll_loop.batch {
-            assert_eq!(
-                batch.epoch, self.poll_loop.epoch,
-                "{}: the batch belongs to the last poll",
-                self.name
-            );
-        }
+    /// Asserts the consumer's facts (the world runs this after every event in debug builds
+    /// and tests, for every live member); the panic names the one that broke.
+    pub fn check_invariants(&self) {
+        assert_holds(self.broken());
     }
 
-    /// The protocol phase agrees with the membership: a generation needs a member id; a
-    /// member without a group never joins one.
-    fn check_membership(&self) {
-        match &self.membership {
-            Membership::Classic | Membership::Kip848(_) => {
-                if matches!(self.phase, Phase::Syncing | Phase::Stable) {
-                    assert!(
-                        self.member_id.is_some(),
-                        "{}: phase {:?} without a member id",
-                        self.name,
-                        self.phase
-                    );
-                }
-            }
-            Membership::Assigned(_) => {
-                assert!(self.member_id.is_none(), "{}: a member id without a group", self.name);
-                assert_eq!(self.phase, Phase::Unjoined, "{}: a phase without a group", self.name);
-            }
-        }
+    /// `consumer.batch_outside_poll`: the poll loop is in one place at a time: a batch in
+    /// progress is not waiting for records in poll.
+    fn batch_outside_poll(&self) -> Result<(), Broken> {
+        let holds = !(self.poll_loop.batch.is_some() && self.poll_loop.in_poll);
+        require(holds, "consumer.batch_outside_poll", || {
+            format!("{}: a batch in progress while waiting in poll", self.name)
+        })
+    }
+
+    /// `consumer.batch_of_last_poll`: the batch in progress belongs to the last poll.
+    fn batch_of_last_poll(&self) -> Result<(), Broken> {
+        let Some(batch) = &self.poll_loop.batch else { return Ok(()) };
+        require(batch.epoch == self.poll_loop.epoch, "consumer.batch_of_last_poll", || {
+            format!(
+                "{}: batch of poll {} after poll {}",
+                self.name, batch.epoch, self.poll_loop.epoch
+            )
+        })
+    }
+
+    /// `consumer.generation_has_member_id`: a group member syncing or stable has a member id.
+    fn generation_has_member_id(&self) -> Result<(), Broken> {
+        let in_group = matches!(self.membership, Membership::Classic | Membership::Kip848(_));
+        let in_generation = matches!(self.phase, Phase::Syncing | Phase::Stable);
+        let holds = !(in_group && in_generation) || self.member_id.is_some();
+        require(holds, "consumer.generation_has_member_id", || {
+            format!("{}: phase {:?} without a member id", self.name, self.phase)
+        })
+    }
+
+    /// `consumer.groupless_has_no_member_id`: a member without a group has no member id.
+    fn groupless_has_no_member_id(&self) -> Result<(), Broken> {
+        let groupless = matches!(self.membership, Membership::Assigned(_));
+        require(
+            !groupless || self.member_id.is_none(),
+            "consumer.groupless_has_no_member_id",
+            || format!("{}: a member id without a group", self.name),
+        )
+    }
+
+    /// `consumer.groupless_stays_unjoined`: a member without a group never joins one.
+    fn groupless_stays_unjoined(&self) -> Result<(), Broken> {
+        let groupless = matches!(self.membership, Membership::Assigned(_));
+        let holds = !groupless || self.phase == Phase::Unjoined;
+        require(holds, "consumer.groupless_stays_unjoined", || {
+            format!("{}: phase {:?} without a group", self.name, self.phase)
+        })
     }
 
     /// At the end of the run: reports the records of the batch in progress finished by `at`.

@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod consumer;
+pub mod invariants;
 pub mod observe;
 mod ownership;
 pub mod processing;
@@ -20,11 +21,12 @@ pub mod types;
 pub mod workload;
 pub mod world;
 
+pub use invariants::Broken;
 pub use observe::{AccessRef, MemberRef, Observation, Observer, PartState, PeriodicStretch};
 pub use records::RecordTimes;
 pub use tp_table::TpTable;
 pub use types::{Conn, Tp};
 pub use world::{
-    simulate, simulate_probed, simulate_stepped, MemberView, ModelError, NoProbe, Probe, RunStats,
-    Stepping, WorldView,
+    simulate, simulate_probed, simulate_stepped, MemberView, NoProbe, Probe, RunStats, Stepping,
+    WorldView,
 };

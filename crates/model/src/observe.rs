@@ -1,5 +1,28 @@
-//! Observations: the facts the model reports while it runs, in time order. The model computes
-//! no statistics; `crates/metrics` folds these into the numbers of DESIGN section 5.
+//! Observations: the facts the model reports while it runs. The model computes no
+//! statistics; `crates/metrics` folds these into the numbers of DESIGN section 5.
+//!
+//! The contract (what an observer may rely on):
+//! - `Topics` comes first and `End` last, once each.
+//! - Observations that carry a time (`at`) come in order of that time: access changes,
+//!   rebalances, commits, max-poll expiries, samples, partitions added.
+//! - Processed records do **not** come in time order. A batch's records may be reported when
+//!   the batch starts (their ends lie ahead) or, under fast stepping, when a steady member is
+//!   caught up, later than observations of other partitions and of the same partition (a
+//!   revoked member's last batch may come after the new owner's `Skip` and `Access`). Two
+//!   members may process one partition at once (a member that resumes from a pause finishes
+//!   its batch), so records of one partition need not come in offset or end order either. A
+//!   record processed twice (a redelivery) is reported twice.
+//! - A `Sample` counts the records reported before it plus its `unreported` (first processed
+//!   by its time, reported later): that sum, not the records seen so far, is the number
+//!   processed at the sample.
+//! - Processed records come in three encodings that mean the same thing, records one by one:
+//!   `Processed` with [`RecordTimes`] listed or linear (two progressions), and
+//!   `ProcessedPeriodic` (a repeating pattern: [`Observer::observe_periodic`] lends it as a
+//!   [`PeriodicStretch`]). An observer folds all three, or wraps itself in
+//!   [`RecordByRecord`], which expands them into one call per record.
+//! - `Skip` carries no time: it happens at the time of the observation before it.
+//! - Under both steppings (`crate::Stepping`) the same facts are reported, up to this order
+//!   and the `End`'s event count (`lab::divergence` compares them in that normalised form).
 
 use crate::records::RecordTimes;
 use crate::types::Tp;
@@ -168,8 +191,7 @@ pub enum Observation {
     Commit {
         /// When.
         at: SimTime,
-        /// Member name (shared with the world: a commit is frequent, about 700,000 in the
-        /// reference hour, and a copy of the name was an allocation each).
+        /// Member name (shared with the world, not copied: commits are frequent).
         member: Arc<str>,
         /// Stored?
         ok: bool,
@@ -206,9 +228,8 @@ pub enum Observation {
 }
 
 /// A [`Observation::ProcessedPeriodic`] whose pattern is lent, not shared: what a jump
-/// reports for each partition. Handing the pattern over as `Arc`s cost two atomic increments
-/// and two decrements per partition and jump (about 6% of the cooperative hour in `perf`:
-/// the counts sit on lines the collector had not touched yet).
+/// reports for each partition (lending spares the reference counts of two `Arc`s per
+/// partition and jump).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PeriodicStretch<'a> {
     /// Partition.
@@ -233,6 +254,18 @@ pub struct PeriodicStretch<'a> {
 }
 
 impl PeriodicStretch<'_> {
+    /// `(arrival, end)` of each record of the stretch, in offset order: record `j` is pattern
+    /// record `k = (start + j) % n` of copy `w = (start + j) / n`, at
+    /// `pattern[k] + shift + w x period` (`Observation::ProcessedPeriodic`).
+    pub fn times(&self) -> impl Iterator<Item = (SimTime, SimTime)> + '_ {
+        let n = self.ends.len() as u64;
+        (self.start..self.start + self.count).map(move |i| {
+            let (k, w) = ((i % n) as usize, i / n);
+            let offset = self.shift + SimTime::from_nanos(self.period.as_nanos() * w);
+            (self.arrivals[k] + offset, self.ends[k] + offset)
+        })
+    }
+
     /// The same stretch as an owned observation (the pattern copied).
     pub fn to_observation(&self) -> Observation {
         Observation::ProcessedPeriodic {
@@ -248,7 +281,7 @@ impl PeriodicStretch<'_> {
     }
 }
 
-/// Receives the observations of a run, in order.
+/// Receives the observations of a run, in the order the module doc describes.
 pub trait Observer {
     /// One observation.
     fn observe(&mut self, observation: Observation);
@@ -276,5 +309,203 @@ pub trait Observer {
 impl Observer for Vec<Observation> {
     fn observe(&mut self, observation: Observation) {
         self.push(observation);
+    }
+}
+
+/// An observer that takes processed records one by one: [`RecordByRecord`] expands the three
+/// encodings of processed records for it (module doc) and hands it everything else as is.
+pub trait RecordObserver {
+    /// One processed record of `tp`: its offset, arrival and end of processing.
+    fn record(&mut self, tp: Tp, offset: u64, arrival: SimTime, end: SimTime);
+
+    /// Consecutive records `first..` of `tp` with their `(arrival, end)`, in offset order (one
+    /// run of an encoding); the default hands each to [`RecordObserver::record`].
+    fn records(&mut self, tp: Tp, first: u64, times: &mut dyn Iterator<Item = (SimTime, SimTime)>) {
+        for (offset, (arrival, end)) in (first..).zip(times) {
+            self.record(tp, offset, arrival, end);
+        }
+    }
+
+    /// Every observation but processed records (never `Processed` or `ProcessedPeriodic`).
+    fn other(&mut self, observation: Observation);
+
+    /// An access change, its owner's name lent; the default hands a copy to
+    /// [`RecordObserver::other`].
+    fn other_access(&mut self, access: AccessRef<'_>) {
+        self.other(access.to_observation());
+    }
+}
+
+impl<O: RecordObserver + ?Sized> RecordObserver for &mut O {
+    fn record(&mut self, tp: Tp, offset: u64, arrival: SimTime, end: SimTime) {
+        (**self).record(tp, offset, arrival, end);
+    }
+    fn records(&mut self, tp: Tp, first: u64, times: &mut dyn Iterator<Item = (SimTime, SimTime)>) {
+        (**self).records(tp, first, times);
+    }
+    fn other(&mut self, observation: Observation) {
+        (**self).other(observation);
+    }
+    fn other_access(&mut self, access: AccessRef<'_>) {
+        (**self).other_access(access);
+    }
+}
+
+/// The [`Observer`] that expands every encoding of processed records (listed, linear,
+/// periodic) into records one by one for the [`RecordObserver`] it wraps.
+pub struct RecordByRecord<O>(pub O);
+
+impl<O: RecordObserver> Observer for RecordByRecord<O> {
+    fn observe(&mut self, observation: Observation) {
+        match observation {
+            Observation::Processed { tp, first, times } => {
+                self.observe_processed(tp, first, &times)
+            }
+            Observation::ProcessedPeriodic {
+                tp,
+                first,
+                arrivals,
+                ends,
+                start,
+                count,
+                shift,
+                period,
+            } => {
+                let stretch = PeriodicStretch {
+                    tp,
+                    first,
+                    arrivals: &arrivals,
+                    ends: &ends,
+                    latencies: &[],
+                    start,
+                    count,
+                    shift,
+                    period,
+                };
+                self.observe_periodic(stretch);
+            }
+            other => self.0.other(other),
+        }
+    }
+
+    fn observe_periodic(&mut self, stretch: PeriodicStretch<'_>) {
+        self.0.records(stretch.tp, stretch.first, &mut stretch.times());
+    }
+
+    fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
+        self.0.records(tp, first, &mut times.pairs(0, times.len()));
+    }
+
+    fn observe_access(&mut self, access: AccessRef<'_>) {
+        self.0.other_access(access);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> SimTime {
+        SimTime::from_millis(v)
+    }
+
+    const TP: Tp = Tp { topic: 0, partition: 1 };
+
+    /// Every record handed on, and every other observation.
+    #[derive(Default)]
+    struct Seen {
+        records: Vec<(Tp, u64, SimTime, SimTime)>,
+        others: Vec<Observation>,
+    }
+
+    impl RecordObserver for Seen {
+        fn record(&mut self, tp: Tp, offset: u64, arrival: SimTime, end: SimTime) {
+            self.records.push((tp, offset, arrival, end));
+        }
+        fn other(&mut self, observation: Observation) {
+            self.others.push(observation);
+        }
+    }
+
+    #[test]
+    fn the_three_record_encodings_expand_to_the_same_records() {
+        // Records 10..16 arrive every 10 ms from 100 ms and end every 10 ms from 500 ms.
+        let expected: Vec<(Tp, u64, SimTime, SimTime)> =
+            (0..6).map(|i| (TP, 10 + i, ms(100 + 10 * i), ms(500 + 10 * i))).collect();
+        let (arrivals, ends): (Vec<_>, Vec<_>) = expected.iter().map(|r| (r.2, r.3)).unzip();
+        let mut listed = RecordByRecord(Seen::default());
+        listed.observe_processed(TP, 10, &RecordTimes::listed(arrivals, ends));
+        let mut linear = RecordByRecord(Seen::default());
+        let times = RecordTimes::Linear {
+            count: 6,
+            arrival: ms(100),
+            arrival_step: ms(10),
+            end: ms(500),
+            end_step: ms(10),
+        };
+        linear.observe(Observation::Processed { tp: TP, first: 10, times });
+        // A pattern of two records (arrivals 100, 110 ms; ends 500, 510 ms) repeating every
+        // 20 ms: record j is pattern record j % 2 of copy j / 2, the same progression.
+        let (arrivals, ends) = ([ms(100), ms(110)], [ms(500), ms(510)]);
+        let stretch = PeriodicStretch {
+            tp: TP,
+            first: 10,
+            arrivals: &arrivals,
+            ends: &ends,
+            latencies: &[],
+            start: 0,
+            count: 6,
+            shift: SimTime::ZERO,
+            period: ms(20),
+        };
+        let mut lent = RecordByRecord(Seen::default());
+        lent.observe_periodic(stretch);
+        let mut owned = RecordByRecord(Seen::default());
+        owned.observe(stretch.to_observation());
+        for (name, seen) in
+            [("listed", listed), ("linear", linear), ("lent", lent), ("owned", owned)]
+        {
+            assert_eq!(seen.0.records, expected, "{name}");
+            assert!(seen.0.others.is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_periodic_stretch_starting_inside_its_pattern_shifts_its_copies() {
+        // Pattern of 3: arrivals 0, 1, 2 ms, ends 5, 6, 7 ms; period 3 ms, shift 1 s; start 2:
+        // record 0 is pattern record 2 of copy 0 (arrival 1 s + 2 ms), record 1 is pattern
+        // record 0 of copy 1 (arrival 1 s + 0 + 3 ms).
+        let (arrivals, ends) = ([ms(0), ms(1), ms(2)], [ms(5), ms(6), ms(7)]);
+        let stretch = PeriodicStretch {
+            tp: TP,
+            first: 7,
+            arrivals: &arrivals,
+            ends: &ends,
+            latencies: &[],
+            start: 2,
+            count: 3,
+            shift: ms(1000),
+            period: ms(3),
+        };
+        let expected = vec![(ms(1002), ms(1007)), (ms(1003), ms(1008)), (ms(1004), ms(1009))];
+        assert_eq!(stretch.times().collect::<Vec<_>>(), expected);
+    }
+
+    #[test]
+    fn other_observations_pass_through_unchanged() {
+        let mut seen = RecordByRecord(Seen::default());
+        let sample = Observation::Sample { at: ms(10), produced: 9, members: 2, unreported: 5 };
+        seen.observe(sample.clone());
+        let name: Arc<str> = Arc::from("c0");
+        let access = AccessRef {
+            at: ms(11),
+            tp: TP,
+            owner: Some((0, &name)),
+            state: PartState::Consuming,
+            waiting_from: SimTime::MAX,
+        };
+        seen.observe_access(access);
+        assert!(seen.0.records.is_empty());
+        assert_eq!(seen.0.others, vec![sample, access.to_observation()]);
     }
 }

@@ -2,8 +2,8 @@
 //! as the model reports them (`ConsumerNote::Processed`, `Observation::Processed`): listed
 //! record by record, or, when the log's arrivals are exactly evenly spaced and processing
 //! takes a constant time, as two arithmetic progressions. A backlog batch of 500 records is
-//! then five numbers instead of two vectors of 500 (issue 8: no per-record work where a
-//! closed form is exact). Both forms mean the same thing: equality compares the times.
+//! then five numbers instead of two vectors of 500: no per-record work where a closed form
+//! is exact. Both forms mean the same thing: equality compares the times.
 
 use sim_core::SimTime;
 

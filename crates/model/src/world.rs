@@ -29,7 +29,6 @@ use assignors::Topic;
 use scenario::{Arrival, EventKind, ProtocolSpec, Scenario};
 use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId, RANK_LAST};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::sync::Arc;
 
 mod stepper;
@@ -48,30 +47,6 @@ pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
 /// At most this many timeline samples per run.
 pub const MAX_SAMPLES: u64 = 2_000;
 
-/// A protocol the model cannot run (yet).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModelError {
-    /// Not modeled: the run would have to fake its results.
-    Unsupported {
-        /// The protocol as written (`consumer:uniform`).
-        protocol: String,
-        /// What is missing.
-        reason: String,
-    },
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModelError::Unsupported { protocol, reason } => {
-                write!(f, "protocol `{protocol}` is not modeled yet: {reason}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ModelError {}
-
 /// What a run did, besides its observations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunStats {
@@ -87,7 +62,7 @@ pub fn simulate(
     protocol: ProtocolSpec,
     seed: u64,
     observer: &mut dyn Observer,
-) -> Result<RunStats, ModelError> {
+) -> RunStats {
     simulate_probed(scenario, protocol, seed, observer, &mut NoProbe)
 }
 
@@ -99,7 +74,7 @@ pub fn simulate_probed(
     seed: u64,
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
-) -> Result<RunStats, ModelError> {
+) -> RunStats {
     simulate_stepped(scenario, protocol, seed, Stepping::Fast, observer, probe)
 }
 
@@ -112,10 +87,10 @@ pub fn simulate_stepped(
     stepping: Stepping,
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
-) -> Result<RunStats, ModelError> {
+) -> RunStats {
     let mut world = World::new(scenario, protocol, seed, observer);
     world.stepper.stepping = stepping;
-    Ok(world.run(probe))
+    world.run(probe)
 }
 
 #[derive(Clone, Debug)]
@@ -907,28 +882,6 @@ impl<'o> World<'o> {
         for name in plan.remove {
             if let Some((_, conn)) = self.find_live(&name) {
                 self.member_input(now, conn, ConsumerInput::Close);
-            }
-        }
-    }
-
-    /// Asserts the world's invariants; each assert names the broken fact.
-    fn check_invariants(&self) {
-        self.group_check_invariants();
-        let mut holders: BTreeMap<(Tp, i32), &str> = BTreeMap::new();
-        for slot in &self.slots {
-            let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
-            c.check_invariants();
-            let generation = c.owned_generation();
-            if generation < 0 {
-                continue;
-            }
-            for tp in c.owned() {
-                let other = holders.insert((tp, generation), &slot.name);
-                assert!(
-                    other.is_none(),
-                    "partition {tp:?} consumed by {} and {other:?} in generation {generation}",
-                    slot.name
-                );
             }
         }
     }

@@ -34,7 +34,8 @@ const SCHEMA_TABLES: &[(&str, &[&str])] = &[
 ];
 /// Arrays of tables in the scenario: `topic.rate` (every topic) or `topic.0.rate` (the first).
 const SCHEMA_ARRAYS: &[&str] = &["topic", "event"];
-/// Upper bound on cells x replications x protocols, so a typo cannot start a billion runs.
+/// Upper bound on cells x seeds (each cell's protocols not counted), so a typo cannot start
+/// a billion runs ([`cell_count`] enforces it).
 pub const MAX_RUNS: u64 = 1_000_000;
 /// Default relative tolerance of `check` on a sweep's means.
 pub const DEFAULT_TOLERANCE_RELATIVE: f64 = 0.05;

@@ -1,9 +1,8 @@
 //! `rebalance-sim chaos --seeds A..B [--protocol P]... [--save DIR] [--jobs N]`: random
 //! scenarios from seeds, every invariant checked after every event (`lab::chaos`).
 //!
-//! Prints one report per failed run (seed, invariant, last events, replay command), a note per
-//! protocol skipped because it is not modeled yet, the zombie-overlap total and the summary
-//! line `N seeds, M runs, K failures`. Exit 1 when any run failed, 0 otherwise, 2 on bad
+//! Prints one report per failed run (seed, invariant, last events, replay command), the
+//! zombie-overlap total and the summary line `N seeds, M runs, K failures`. Exit 1 when any run failed, 0 otherwise, 2 on bad
 //! arguments. The output does not depend on `--jobs`.
 
 use super::Outcome;
@@ -18,8 +17,7 @@ pub struct Args {
     /// Seeds: `A..B` (B excluded), `A..=B`, or one seed `A`.
     #[arg(long, value_name = "A..B")]
     pub seeds: String,
-    /// Protocols to run (repeatable), e.g. `eager:range`; default: every protocol, those not
-    /// modeled yet skipped with a note.
+    /// Protocols to run (repeatable), e.g. `eager:range`; default: every protocol.
     #[arg(long = "protocol", value_name = "P")]
     pub protocols: Vec<String>,
     /// Write the scenario of every failing seed to DIR/chaos-<seed>.toml (a file `run`
@@ -149,9 +147,6 @@ fn print_passes(result: &SeedResult) {
 }
 
 fn print_summary(summary: &ChaosSummary) {
-    for (protocol, (reason, runs)) in &summary.skipped {
-        println!("skipped {protocol} ({runs} runs): {reason}");
-    }
     println!(
         "zombie overlap (a removed member still consuming a partition another member owns): {} runs, {:.3} partition-s",
         summary.zombie_runs,

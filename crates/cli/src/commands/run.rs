@@ -3,9 +3,8 @@
 //! files of DESIGN section 7 (default folder `results/<scenario name>/`) and optionally the
 //! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side table (rows = metrics, columns = protocol runs).
 //!
-//! Bad input (an invalid file, an unknown protocol, a `--protocol` the model does not run yet)
-//! is reported on stderr with exit 2 before anything is written. Protocols of the file's own
-//! list that the model does not run yet are skipped with a warning (exit 2 if none is left).
+//! Bad input (an invalid file, an unknown protocol, a run that reaches the event bound) is
+//! reported on stderr with exit 2 before anything is written.
 
 use super::Outcome;
 use metrics::{RunReport, SummaryRow};
@@ -90,7 +89,6 @@ pub fn run(args: Args) -> Outcome {
         }
     };
     let seed = args.seed.unwrap_or(scenario.seed);
-    let from_file = args.protocols.is_empty();
     let mut reports = Vec::with_capacity(protocols.len());
     let stepping = if args.plain { lab::Stepping::Plain } else { lab::Stepping::Fast };
     let out = args.out.clone().unwrap_or_else(|| Path::new("results").join(&scenario.name));
@@ -128,19 +126,11 @@ pub fn run(args: Args) -> Outcome {
                 }
                 reports.push(report)
             }
-            // The file's list may name protocols of later issues: run the others.
-            Err(e @ lab::RunError::Unsupported(_)) if from_file => {
-                eprintln!("warning: {}: skipped: {e}", args.scenario.display());
-            }
             Err(e) => {
                 eprintln!("error: {}: {e}", args.scenario.display());
                 return Outcome::BadInput;
             }
         }
-    }
-    if reports.is_empty() {
-        eprintln!("error: {}: none of its protocols can be run yet", args.scenario.display());
-        return Outcome::BadInput;
     }
     if let Err(message) = write_outputs(&out, stage, &reports, args.charts, formats) {
         eprintln!("error: {message}");

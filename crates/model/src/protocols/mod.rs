@@ -239,44 +239,6 @@ impl World<'_> {
             Group::Classic(_) | Group::Kip848(_) | Group::TubemqClient(_) | Group::Manual(_) => {}
         }
     }
-
-    /// The protocol's invariants (its coordinator's own, and what the world adds).
-    pub(crate) fn group_check_invariants(&self) {
-        match &self.group {
-            Group::Classic(g) => {
-                g.coord.check_invariants();
-                assert!(g.coord.generation() >= self.last_generation, "generations only grow");
-            }
-            // The coordinator checks itself after every input (`World::cg_input`).
-            Group::Kip848(_) => {}
-            Group::TubemqServer(side) => {
-                if let Some(master) = side.master.as_ref() {
-                    master.check_invariants();
-                }
-                self.single_owner_invariant(|c| side.master.as_ref().is_none_or(|m| m.knows(c)));
-            }
-            // Nothing prevents two nodes with one node id from owning the same partitions:
-            // the duplicate consumption shows as `records_reprocessed`.
-            Group::TubemqClient(_) => {}
-            Group::Manual(_) => self.single_owner_invariant(|_| true),
-        }
-    }
-
-    /// No partition owned by two live members counted by `counts` (under server-side balance
-    /// a member the master already removed, a zombie that has not noticed, is not counted).
-    fn single_owner_invariant(&self, counts: impl Fn(Conn) -> bool) {
-        let mut holders: std::collections::BTreeMap<Tp, &str> = Default::default();
-        for slot in &self.slots {
-            let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
-            for tp in c.owned() {
-                if !counts(c.conn()) {
-                    continue;
-                }
-                let other = holders.insert(tp, &slot.name);
-                assert!(other.is_none(), "partition {tp:?} owned by {} and {other:?}", slot.name);
-            }
-        }
-    }
 }
 
 /// A member's group membership: the client state of its protocol, beside the poll loop the

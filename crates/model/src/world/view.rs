@@ -7,6 +7,7 @@
 
 use super::World;
 use crate::consumer::Phase;
+use crate::invariants::Broken;
 use crate::observe::PartState;
 use crate::protocols::classic::GroupState;
 use crate::types::{Conn, Tp};
@@ -109,10 +110,11 @@ impl WorldView<'_, '_> {
         }
         out
     }
-    /// Runs the model's own invariant assertions (`check_invariants`, which the run loop runs
-    /// only in debug builds and tests): panics, naming the broken fact, if one fails.
-    pub fn assert_model_invariants(&self) {
-        self.world.check_invariants();
+    /// The first of the model's own facts that does not hold (`crate::invariants`: the
+    /// coordinator's, every live consumer's, the world's), without panicking; the run loop
+    /// asserts them only in debug builds and tests.
+    pub fn broken(&self) -> Option<Broken> {
+        self.world.broken()
     }
     /// Every partition with its owner in the world's books and its access state.
     pub fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)> {

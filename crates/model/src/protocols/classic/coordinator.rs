@@ -15,6 +15,7 @@
 //! Simplifications: a new member gets its id at once (no MEMBER_ID_REQUIRED round trip); a
 //! known member's JoinGroup always starts a rebalance outside PreparingRebalance.
 
+use crate::invariants::{assert_holds, first_broken, require, Broken, Fact};
 use crate::tp_table::TpTable;
 use crate::types::{
     Conn, JoinMeta, JoinOk, LeaveReason, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator,
@@ -22,7 +23,7 @@ use crate::types::{
 };
 use members::{CMember, Members, Slot};
 use sim_core::SimTime;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod members;
 mod static_membership;
@@ -164,7 +165,7 @@ pub struct ClassicCoordinator {
     /// The members, found by id, listed in id order; each keeps its part of the assignment.
     members: Members,
     /// Members with `joined` set: the join phase completes when it reaches the member count
-    /// (a scan of the group at every JoinGroup was quadratic per rebalance).
+    /// (counted, not scanned for at every JoinGroup).
     joined_count: usize,
     /// The leader's slot (cleared when the leader is removed).
     leader: Option<Slot>,
@@ -718,36 +719,65 @@ impl ClassicCoordinator {
         self.members.iter().map(|(_, m)| m.conn).collect()
     }
 
-    /// Asserts the coordinator's invariants; each assert names the fact that broke.
+    /// The coordinator's facts (`crate::invariants`), in the order they are checked.
+    pub const FACTS: &'static [Fact<ClassicCoordinator>] = &[
+        ClassicCoordinator::assignment_exclusive,
+        ClassicCoordinator::stable_covers_partitions,
+        ClassicCoordinator::empty_iff_no_members,
+    ];
+
+    /// The first of the coordinator's facts that does not hold.
+    pub fn broken(&self) -> Option<Broken> {
+        first_broken(self, Self::FACTS)
+    }
+
+    /// Asserts the coordinator's facts; the panic names the one that broke.
     pub fn check_invariants(&self) {
+        assert_holds(self.broken());
+    }
+
+    /// `classic.assignment_exclusive`: the assignment gives each partition to one member.
+    fn assignment_exclusive(&self) -> Result<(), Broken> {
         let mut seen: BTreeMap<Tp, &str> = BTreeMap::new();
         for (_, m) in self.members.iter() {
             for tp in &m.assigned {
                 let dup = seen.insert(*tp, &m.id);
-                assert!(dup.is_none(), "partition {tp:?} assigned to {} and {dup:?}", m.id);
+                require(dup.is_none(), "classic.assignment_exclusive", || {
+                    format!("partition {tp:?} assigned to {} and {dup:?}", m.id)
+                })?;
             }
         }
-        if self.state == GroupState::Stable {
-            self.check_stable_coverage(&seen);
-        }
-        let empty = self.members.is_empty();
-        assert_eq!(empty, self.state == GroupState::Empty, "Empty state iff no members");
+        Ok(())
     }
 
-    /// A Stable group covers every subscribed partition: assigned now, or still owned by a
-    /// member that reported it at join (cooperative round 1 withholds moving partitions).
-    fn check_stable_coverage(&self, assigned: &BTreeMap<Tp, &str>) {
+    /// `classic.stable_covers_partitions`: a Stable group covers every subscribed partition:
+    /// assigned now, or still owned by a member that reported it at join (cooperative round 1
+    /// withholds moving partitions).
+    fn stable_covers_partitions(&self) -> Result<(), Broken> {
+        if self.state != GroupState::Stable {
+            return Ok(());
+        }
+        let assigned: BTreeSet<Tp> =
+            self.members.iter().flat_map(|(_, m)| m.assigned.iter().copied()).collect();
         for (topic, count) in self.partition_counts.iter().enumerate() {
             for partition in 0..*count {
                 let tp = Tp { topic: topic as u32, partition };
-                let claimed = self.members.iter().any(|(_, m)| m.owned.contains(&tp));
-                assert!(
-                    assigned.contains_key(&tp) || claimed,
-                    "Stable group generation {} leaves {tp:?} uncovered",
-                    self.generation
-                );
+                let covered = assigned.contains(&tp)
+                    || self.members.iter().any(|(_, m)| m.owned.contains(&tp));
+                require(covered, "classic.stable_covers_partitions", || {
+                    format!("Stable group generation {} leaves {tp:?} uncovered", self.generation)
+                })?;
             }
         }
+        Ok(())
+    }
+
+    /// `classic.empty_iff_no_members`: the group is Empty exactly when it has no members.
+    fn empty_iff_no_members(&self) -> Result<(), Broken> {
+        let empty = self.members.is_empty();
+        require(empty == (self.state == GroupState::Empty), "classic.empty_iff_no_members", || {
+            format!("state {:?} with {} members", self.state, self.members.len())
+        })
     }
 }
 
@@ -826,6 +856,45 @@ mod tests {
         step(&mut c, t(3), CoordInput::Message(sync));
         assert_eq!(c.state(), GroupState::Stable);
         c
+    }
+
+    /// Each of the coordinator's facts names a hand-broken state, and only that one.
+    #[test]
+    fn a_broken_state_is_named_by_the_fact_it_breaks() {
+        let c = stable_pair();
+        assert_eq!(c.broken(), None);
+        // c1 is also assigned c0's t-0.
+        let mut two_owners = c.clone();
+        two_owners.members.for_each_mut(|_, m| {
+            if m.id == "c1-1" {
+                m.assigned.push(tp(0));
+            }
+        });
+        let b = two_owners.broken().expect("t-0 assigned twice");
+        assert_eq!(b.fact, "classic.assignment_exclusive");
+        assert_eq!(b.detail, format!("partition {:?} assigned to c1-1 and Some(\"c0-0\")", tp(0)));
+        // Nobody is assigned or owns t-1 in a Stable group.
+        let mut uncovered = c.clone();
+        uncovered.members.for_each_mut(|_, m| m.assigned.retain(|p| *p != tp(1)));
+        let b = uncovered.broken().expect("t-1 uncovered");
+        assert_eq!(b.fact, "classic.stable_covers_partitions");
+        assert_eq!(b.detail, format!("Stable group generation 1 leaves {:?} uncovered", tp(1)));
+        // Empty with two members.
+        let mut empty = c.clone();
+        empty.state = GroupState::Empty;
+        let b = empty.broken().expect("Empty with members");
+        assert_eq!(b.fact, "classic.empty_iff_no_members");
+        assert_eq!(b.detail, "state Empty with 2 members");
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "invariant classic.empty_iff_no_members broken: state Empty with 2 members"
+    )]
+    fn check_invariants_panics_naming_the_fact() {
+        let mut c = stable_pair();
+        c.state = GroupState::Empty;
+        c.check_invariants();
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! `MAX_BALANCE_DELAY_TIME` skipped rounds). The rebalance ends when the last event of the
 //! plan is pushed (its response reaches the consumer one network delay later).
 
+use crate::invariants::{assert_holds, first_broken, require, Broken, Fact};
 use crate::types::{Conn, Outbox, Tp};
 use assignors::{AssignorName, GroupInput, Member, Topic};
 use sim_core::{SimRng, SimTime};
@@ -376,21 +377,59 @@ impl TubeMqMaster {
         }
     }
 
-    /// Asserts the master's invariants: holders are registered consumers (each partition is
-    /// registered once: a map); a delivered event is a queue's head.
+    /// The master's facts (`crate::invariants`), in the order they are checked.
+    pub const FACTS: &'static [Fact<TubeMqMaster>] = &[
+        TubeMqMaster::holders_registered,
+        TubeMqMaster::events_of_registered,
+        TubeMqMaster::delivered_event_queued,
+    ];
+
+    /// The first of the master's facts that does not hold.
+    pub fn broken(&self) -> Option<Broken> {
+        first_broken(self, Self::FACTS)
+    }
+
+    /// Asserts the master's facts; the panic names the one that broke.
     pub fn check_invariants(&self) {
+        assert_holds(self.broken());
+    }
+
+    /// `tubemq_server.holders_registered`: every partition holder is a registered consumer
+    /// (each partition has at most one holder: `holders` is a map).
+    fn holders_registered(&self) -> Result<(), Broken> {
         for (tp, c) in &self.holders {
-            assert!(self.members.contains_key(c), "{tp:?} held by unregistered {c:?}");
+            require(self.members.contains_key(c), "tubemq_server.holders_registered", || {
+                format!("{tp:?} held by unregistered {c:?}")
+            })?;
         }
+        Ok(())
+    }
+
+    /// `tubemq_server.events_of_registered`: rebalance events are queued for registered
+    /// consumers only.
+    fn events_of_registered(&self) -> Result<(), Broken> {
+        for c in self.events.keys() {
+            require(self.members.contains_key(c), "tubemq_server.events_of_registered", || {
+                format!("events of unregistered {c:?}")
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `tubemq_server.delivered_event_queued`: an event delivered to a consumer is the head of
+    /// its queue.
+    fn delivered_event_queued(&self) -> Result<(), Broken> {
         for (c, e) in &self.events {
-            assert!(self.members.contains_key(c), "events of unregistered {c:?}");
             let head = match e.delivered {
                 Some(EventKind::Disconnect) => !e.disconnect.is_empty(),
                 Some(EventKind::Connect) => !e.connect.is_empty(),
                 None => true,
             };
-            assert!(head, "{c:?}: a delivered event that is not queued");
+            require(head, "tubemq_server.delivered_event_queued", || {
+                format!("{c:?}: a delivered event that is not queued")
+            })?;
         }
+        Ok(())
     }
 }
 
@@ -457,6 +496,29 @@ mod tests {
             step(&mut m, &mut rng, now, heartbeat(1));
         }
         (m, rng)
+    }
+
+    /// Each of the master's facts names a hand-broken state.
+    #[test]
+    fn a_broken_state_is_named_by_the_fact_it_breaks() {
+        let (m, _) = stable_pair();
+        assert_eq!(m.broken(), None);
+        let mut stranger = m.clone();
+        stranger.holders.insert(tp(0), conn(7));
+        let b = stranger.broken().expect("a holder not registered");
+        assert_eq!(b.fact, "tubemq_server.holders_registered");
+        assert_eq!(b.detail, format!("{:?} held by unregistered {:?}", tp(0), conn(7)));
+        let mut queued = m.clone();
+        queued.events.insert(conn(7), Events::default());
+        let b = queued.broken().expect("events of a stranger");
+        assert_eq!(b.fact, "tubemq_server.events_of_registered");
+        let mut phantom = m.clone();
+        let events = phantom.events.entry(conn(0)).or_default();
+        events.connect.clear();
+        events.delivered = Some(EventKind::Connect);
+        let b = phantom.broken().expect("a delivered event not queued");
+        assert_eq!(b.fact, "tubemq_server.delivered_event_queued");
+        assert_eq!(b.detail, format!("{:?}: a delivered event that is not queued", conn(0)));
     }
 
     #[test]

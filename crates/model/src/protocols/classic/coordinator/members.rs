@@ -1,8 +1,8 @@
 //! The classic coordinator's member table. Members live in a slab: each keeps its [`Slot`]
 //! from its join until its removal (a rename by static membership keeps it too), so the
 //! coordinator looks a member up once per request and then indexes. Lookups by member id go
-//! through a hash map that is never iterated (a `BTreeMap` of the ids spent 2-4% of the
-//! cooperative hour comparing strings); every iteration follows member-id order, kept in a
+//! through a hash map that is never iterated (no string comparisons on the hot path); every
+//! iteration follows member-id order, kept in a
 //! `BTreeMap` from id to slot that only joins, removals and renames search (in `O(log n)`),
 //! because that order decides the outputs (the leader's member list, the order of responses
 //! and removals).
