@@ -68,7 +68,7 @@ fn bad_merge_and_check_input_exits_2() {
     std::fs::write(dir.path().join("results/check.toml"), "[[runs]]\ndir = \"x\"\n").unwrap();
     let o = sim(dir.path(), &["check"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("key `runs`: unknown; allowed: run, sweep"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("key `runs`: unknown; allowed: metrics, run, sweep"), "{}", stderr(&o));
 }
 
 const TINY_SWEEP: &str = r#"name = "tiny-sweep"
