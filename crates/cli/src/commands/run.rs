@@ -24,8 +24,9 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// Protocol to run, repeatable: `eager[:range|roundrobin|sticky]`,
-    /// `cooperative[:cooperative-sticky]`, with an optional `+static` (default: the file's
-    /// `protocols`).
+    /// `cooperative[:cooperative-sticky]`, `consumer[:uniform|range]` (KIP-848),
+    /// `tubemq-server`, `tubemq-client`, `manual`; `+static` adds static membership where
+    /// the protocol has it (default: the file's `protocols`).
     #[arg(long = "protocol", value_name = "P")]
     pub protocols: Vec<String>,
     /// Output folder (default: `results/<scenario name>/`).
