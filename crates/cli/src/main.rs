@@ -35,11 +35,12 @@ enum Command {
     Validate(commands::validate::Args),
     /// Print the assignment an assignor computes for a JSON group description.
     Assign(commands::assign::Args),
-    /// Run a grid of parameters x seeds in parallel (DESIGN section 9).
+    /// Run a grid of parameters x seeds in parallel (the sweep file: docs/files.md).
     Sweep(commands::sweep::Args),
     /// Join the outputs of `sweep --shard K/N` into one sweep's files.
     Merge(commands::merge::Args),
-    /// Re-run the committed reference results; exit 1 if a metric moved.
+    /// Re-run the committed reference results; exit 1 if a metric got worse than its rule
+    /// allows (the check file: docs/check.md).
     Check(commands::check::Args),
     /// Redraw the charts of a run from its CSV files.
     Plot(commands::plot::Args),

@@ -55,6 +55,8 @@ fn keys_in_member_id_order_and_empty_members_listed() {
     let o = run_stdin(json);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), r#"{"a": [["t", 0]], "z": []}"#);
+    // Nothing owned in the input: no count of moves.
+    assert!(!stderr(&o).contains("moved"), "{}", stderr(&o));
 }
 
 #[test]
@@ -68,8 +70,20 @@ fn cooperative_withholds_and_kip848_alias_is_accepted() {
     let o = run_stdin(json);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), r#"{"c0": [["t", 0], ["t", 1]], "c1": []}"#);
+    // Round 1 moves nothing yet: t-2 is revoked and left unassigned.
+    assert!(
+        stderr(&o).contains("<stdin>: 0 partitions moved against `owned` (2 kept by their owner, 1 owned ones left unassigned)"),
+        "{}",
+        stderr(&o)
+    );
     let eager = run_stdin(&json.replace("cooperative-sticky", "sticky"));
     assert_eq!(stdout(&eager), r#"{"c0": [["t", 0], ["t", 1]], "c1": [["t", 2]]}"#);
+    // Eager sticky gives t-2 to c1 at once: one partition moved.
+    assert!(
+        stderr(&eager).contains("<stdin>: 1 partitions moved against `owned` (2 kept by their owner, 0 owned ones left unassigned)"),
+        "{}",
+        stderr(&eager)
+    );
     // KIP-848 range via "consumer:range": c0 keeps its lowest, t-0, plus the one extra (t-1);
     // c1 gets t-2.
     let kip848 = run_stdin(&json.replace("cooperative-sticky", "consumer:range"));

@@ -40,37 +40,57 @@ fn check_passes_on_fresh_baselines_and_catches_a_change() {
 
     let o = sim(d, &["check"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
-    // Run: 2 protocols x 22 non-key summary columns; sweep: 2 cells x 2 protocols x 18 means.
+    // Run: 2 protocols x 18 summary columns (25 minus the 3 keys, scenario, seed and the
+    // bookkeeping events and records_processed); sweep: 2 cells x 2 protocols x 16 means.
     assert!(
-        text(&o.stdout).contains("check: 2 baselines, 116 values compared, nothing moved"),
+        text(&o.stdout).contains("check: 2 baselines, 100 values compared, nothing moved"),
         "{}",
         text(&o.stdout)
     );
 
-    // A deliberate change: the baseline claims 5 more reprocessed records for eager:range.
+    // The baseline claims 5 more reprocessed records for eager:range: the model now does
+    // better, which is listed as better and passes.
     let summary = d.join("results/tiny/summary.csv");
     let old: u64 = edit_csv(&summary, 0, "records_reprocessed", "0").parse().unwrap();
     edit_csv(&summary, 0, "records_reprocessed", &(old + 5).to_string());
     let o = sim(d, &["check"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
     let out = text(&o.stdout);
     assert!(out.starts_with("baseline"), "{out}");
     let line =
         out.lines().find(|l| l.contains("records_reprocessed")).expect("moved metric listed");
     assert!(line.contains("eager range false"), "{line}");
-    assert!(line.contains("-5"), "{line}");
-    assert!(out.contains("1 moved beyond tolerance: REGRESSION"), "{out}");
+    assert!(line.contains("-5") && line.ends_with("better"), "{line}");
+    assert!(!out.contains("REGRESSION"), "{out}");
+    assert!(out.contains("nothing worse; 1 better beyond tolerance"), "{out}");
+
+    // The baseline claims half the downtime: the model is worse now, exit 1.
+    edit_csv(&summary, 0, "records_reprocessed", &old.to_string());
+    let was: f64 = edit_csv(&summary, 0, "downtime_partition_s", "0").parse().unwrap();
+    edit_csv(&summary, 0, "downtime_partition_s", &(was / 2.0).to_string());
+    let o = sim(d, &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let line = out.lines().find(|l| l.contains("downtime_partition_s")).expect("listed");
+    assert!(line.contains("(+100.0%)") && line.ends_with("WORSE"), "{line}");
+    assert!(out.contains("1 worse and 0 better beyond tolerance: REGRESSION"), "{out}");
+    edit_csv(&summary, 0, "downtime_partition_s", &was.to_string());
 
     // --baseline checks one folder only: the sweep is untouched, so it passes.
     let o = sim(d, &["check", "--baseline", "results/sweeps/tiny-sweep"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
-    // A sweep mean moved by more than its 5% tolerance is caught too.
+    // A sweep mean moved by more than its 5% tolerance the worse way is caught too ...
     let agg = d.join("results/sweeps/tiny-sweep/aggregate.csv");
-    let mean: f64 = edit_csv(&agg, 0, "events_mean", "1").parse().unwrap();
-    assert!(mean > 100.0);
+    let mean: f64 = edit_csv(&agg, 0, "downtime_partition_s_mean", "1").parse().unwrap();
+    assert!(mean > 1.0);
     let o = sim(d, &["check", "--baseline", "results/sweeps/tiny-sweep"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("events_mean"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("downtime_partition_s_mean"), "{}", text(&o.stdout));
+    // ... but the simulator's step count (events) is bookkeeping, not compared by default.
+    edit_csv(&agg, 0, "downtime_partition_s_mean", &mean.to_string());
+    edit_csv(&agg, 0, "events_mean", "1");
+    let o = sim(d, &["check", "--baseline", "results/sweeps/tiny-sweep"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
 }
 
 /// A fresh run and sweep baseline in a temporary folder, listed in results/check.toml.
@@ -107,7 +127,7 @@ fn tampered_run_baselines_fail() {
     check_says(d, &run, 1, "cooperative cooperative-sticky false  (row)   absent  new");
     // Only the header: both rows are new.
     std::fs::write(&summary, format!("{}\n", lines[0])).unwrap();
-    check_says(d, &run, 1, "2 moved beyond tolerance: REGRESSION");
+    check_says(d, &run, 1, "2 worse and 0 better beyond tolerance: REGRESSION");
     // An empty file: bad input naming the file and what it lacks (exit 2).
     std::fs::write(&summary, "").unwrap();
     check_says(d, &run, 2, "summary.csv: the baseline is empty: expected a header (scenario,");
@@ -131,16 +151,17 @@ fn a_sweep_tolerance_comes_from_the_check_file_not_the_baseline() {
     let dir = baselines();
     let d = dir.path();
     let sweep = ["check", "--baseline", "results/sweeps/tiny-sweep"];
-    // The baseline's manifest claims a huge tolerance and a mean is doubled: still caught.
+    // The baseline's manifest claims a huge tolerance and a mean is halved (the re-run's is
+    // double, worse): still caught.
     let manifest = d.join("results/sweeps/tiny-sweep/manifest.json");
     let text_m = std::fs::read_to_string(&manifest).unwrap();
     let tampered = text_m.replace("\"relative\": 0.05", "\"relative\": 1000000000.0");
     assert_ne!(tampered, text_m);
     std::fs::write(&manifest, tampered).unwrap();
     let agg = d.join("results/sweeps/tiny-sweep/aggregate.csv");
-    let mean: f64 = edit_csv(&agg, 0, "events_mean", "0").parse().unwrap();
-    edit_csv(&agg, 0, "events_mean", &(2.0 * mean).to_string());
-    check_says(d, &sweep, 1, "events_mean");
+    let mean: f64 = edit_csv(&agg, 0, "downtime_partition_s_mean", "0").parse().unwrap();
+    edit_csv(&agg, 0, "downtime_partition_s_mean", &(mean / 2.0).to_string());
+    check_says(d, &sweep, 1, "downtime_partition_s_mean");
     check_says(d, &sweep, 1, "manifest.json records the tolerance relative 1000000000");
     // The check file may set its own: a tolerance of 10 (1000%) lets the doubled mean pass.
     let loose = CHECK.replace(
@@ -156,4 +177,177 @@ fn a_sweep_tolerance_comes_from_the_check_file_not_the_baseline() {
     check_says(d, &sweep, 1, "absent");
     std::fs::write(&agg, "").unwrap();
     check_says(d, &sweep, 2, "aggregate.csv: the baseline is empty");
+}
+
+/// The repository's own check file and its crash baseline, copied with the scenario into a
+/// temporary tree laid out like the repository (the check file's paths are relative to it).
+fn repo_crash_baseline() -> tempfile::TempDir {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("sims")).unwrap();
+    std::fs::create_dir_all(d.join("results/crash")).unwrap();
+    std::fs::copy(repo.join("sims/crash.toml"), d.join("sims/crash.toml")).unwrap();
+    std::fs::copy(repo.join("results/check.toml"), d.join("results/check.toml")).unwrap();
+    for file in ["summary.csv", "partitions.csv", "rebalances.csv"] {
+        std::fs::copy(repo.join("results/crash").join(file), d.join("results/crash").join(file))
+            .unwrap();
+    }
+    dir
+}
+
+fn set_session_timeout(d: &Path, ms: u32) {
+    let path = d.join("sims/crash.toml");
+    let body = std::fs::read_to_string(&path).unwrap();
+    let line = "\"session.timeout.ms\" = 45000";
+    assert!(body.contains(line));
+    std::fs::write(&path, body.replace(line, &format!("\"session.timeout.ms\" = {ms}"))).unwrap();
+}
+
+#[test]
+fn the_repos_check_file_fails_on_a_regression_and_passes_on_an_improvement() {
+    let dir = repo_crash_baseline();
+    let d = dir.path();
+    let args = ["check", "--config", "results/check.toml", "--baseline", "results/crash"];
+    // 4 protocol rows x 18 compared columns, as committed.
+    check_says(d, &args, 0, "check: 1 baselines, 72 values compared, nothing moved");
+    // A real regression: the member's session times out 15 s later, so its partitions wait
+    // 15 s longer (KIP-848 takes its session timeout from the broker and stays the same).
+    set_session_timeout(d, 60000);
+    let o = sim(d, &args);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("eager range false") && l.contains("downtime_partition_s"))
+        .expect("downtime listed");
+    assert!(line.contains("(+25.0%)") && line.ends_with("WORSE"), "{line}");
+    assert!(!out.contains("consumer uniform"), "{out}");
+    assert!(out.contains("15 worse and 3 better beyond tolerance: REGRESSION"), "{out}");
+    // An improvement: 30 s instead of 45 s. Listed as better, and the check passes.
+    let dir = repo_crash_baseline();
+    let d = dir.path();
+    set_session_timeout(d, 30000);
+    let o = sim(d, &args);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(!out.contains("WORSE") && !out.contains("REGRESSION"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("eager range false") && l.contains("downtime_partition_s"))
+        .expect("downtime listed");
+    assert!(line.contains("(-25.1%)") && line.ends_with("better"), "{line}");
+    assert!(out.contains("nothing worse; 18 better beyond tolerance"), "{out}");
+}
+
+#[test]
+fn a_limit_fails_even_when_the_value_did_not_change() {
+    let dir = repo_crash_baseline();
+    let d = dir.path();
+    // "records_reprocessed must be 0": the crash reprocesses 373-406 records in every row.
+    let check = "[metrics]\nrecords_reprocessed = { max = 0 }\n[[run]]\nscenario = \"../sims/crash.toml\"\ndir = \"crash\"\n";
+    std::fs::write(d.join("results/slo.toml"), check).unwrap();
+    let o = sim(d, &["check", "--config", "results/slo.toml"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let line = out.lines().find(|l| l.contains("eager range false")).expect("listed");
+    assert!(
+        line.contains("records_reprocessed  373")
+            && line.ends_with("+0 max 0  WORSE (above max 0)"),
+        "{line}"
+    );
+    assert!(out.contains("4 worse and 0 better beyond tolerance: REGRESSION"), "{out}");
+}
+
+#[test]
+fn per_metric_direction_tolerance_and_ignore() {
+    let dir = baselines();
+    let d = dir.path();
+    let summary = d.join("results/tiny/summary.csv");
+    let run = ["check", "--baseline", "results/tiny"];
+    // The model's downtime is 3% above the baseline's: worse with the run default (0) ...
+    let was: f64 = edit_csv(&summary, 0, "downtime_partition_s", "0").parse().unwrap();
+    edit_csv(&summary, 0, "downtime_partition_s", &(was / 1.03).to_string());
+    check_says(d, &run, 1, "1 worse and 0 better");
+    // ... within `relative = 0.05` ...
+    let rules = |text: &str| {
+        std::fs::write(d.join("results/check.toml"), format!("[metrics]\n{text}\n{CHECK}")).unwrap()
+    };
+    rules("downtime_partition_s = { relative = 0.05 }");
+    check_says(d, &run, 0, "nothing moved");
+    // ... and better when lower is what is worse.
+    rules("downtime_partition_s = { worse = \"lower\" }");
+    check_says(d, &run, 0, "nothing worse; 1 better");
+    // An absolute tolerance covers it too.
+    rules(&format!("downtime_partition_s = {{ absolute = {} }}", was));
+    check_says(d, &run, 0, "nothing moved");
+    edit_csv(&summary, 0, "downtime_partition_s", &was.to_string());
+    // events is not compared by default; `ignore = false` compares it, `ignore = true` drops
+    // a metric (one value fewer per row).
+    let events: u64 = edit_csv(&summary, 0, "events", "0").parse().unwrap();
+    edit_csv(&summary, 0, "events", &(events - 1).to_string());
+    std::fs::write(d.join("results/check.toml"), CHECK).unwrap();
+    check_says(d, &run, 0, "36 values compared, nothing moved");
+    rules("events = { ignore = false }");
+    check_says(d, &run, 1, "1 worse and 0 better");
+    rules("final_lag = { ignore = true }");
+    check_says(d, &run, 0, "34 values compared, nothing moved");
+    // An entry's own rules replace the file's for its baseline.
+    let entry = CHECK
+        .replace("dir = \"tiny\"\n", "dir = \"tiny\"\nmetrics = { events = { ignore = true } }\n");
+    std::fs::write(
+        d.join("results/check.toml"),
+        format!("[metrics]\nevents = {{ ignore = false }}\n{entry}"),
+    )
+    .unwrap();
+    check_says(d, &run, 0, "nothing moved");
+}
+
+#[test]
+fn unknown_keys_metrics_and_values_are_bad_input_naming_what_is_allowed() {
+    let dir = baselines();
+    let d = dir.path();
+    let write = |text: &str| std::fs::write(d.join("results/check.toml"), text).unwrap();
+    write(&format!("[gate]\nx = 1\n{CHECK}"));
+    check_says(
+        d,
+        &["check"],
+        2,
+        "results/check.toml: key `gate`: unknown; allowed: metrics, run, sweep",
+    );
+    write(&format!("[metrics]\ndowntime = {{ max = 1 }}\n{CHECK}"));
+    check_says(d, &["check"], 2, "key `metrics`.downtime: unknown metric; allowed: duration_s, partitions, records_produced,");
+    write(
+        &CHECK.replace(
+            "dir = \"tiny\"\n",
+            "dir = \"tiny\"\nmetrics = { final_lag = { limit = 0 } }\n",
+        ),
+    );
+    check_says(d, &["check"], 2, "key `run[0]`.metrics.final_lag: unknown key `limit`; allowed: worse, relative, absolute, max, min, ignore");
+    write(&format!("[metrics]\nfinal_lag = {{ worse = \"up\" }}\n{CHECK}"));
+    check_says(d, &["check"], 2, "worse = \"up\": allowed: higher, lower, any");
+    write(&CHECK.replace("dir = \"tiny\"\n", "dir = \"tiny\"\nrelative = 0.1\n"));
+    check_says(
+        d,
+        &["check"],
+        2,
+        "key `run[0]`: unknown key `relative`; allowed: scenario, dir, metrics",
+    );
+}
+
+#[test]
+fn paths_are_relative_to_the_check_file_and_a_sweep_folder_is_found_from_anywhere() {
+    let dir = baselines();
+    let d = dir.path();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config = d.join("results/check.toml");
+    let o = sim(elsewhere.path(), &["check", "--config", config.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    // A sweep folder not listed in a check file: its manifest names `s.toml` as given to
+    // `sweep` in `d`; found from a folder above the baseline.
+    let sweep_dir = d.join("results/sweeps/tiny-sweep");
+    let args = ["check", "--config", "none.toml", "--baseline", sweep_dir.to_str().unwrap()];
+    check_says(elsewhere.path(), &args, 0, "nothing moved");
+    std::fs::remove_file(d.join("s.toml")).unwrap();
+    check_says(elsewhere.path(), &args, 2, "its manifest.json names the sweep file `s.toml` (as given to `sweep`, relative to the folder it ran in), found neither from here nor from a folder above the baseline");
 }

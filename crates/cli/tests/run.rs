@@ -138,3 +138,72 @@ fn bad_protocol_name_and_bad_file_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("error:"), "{}", text(&out.stderr));
 }
+
+/// SCENARIO with 20 ms per record: 4 x 50 records/s on 2 members is 200% of their capacity.
+fn overloaded() -> String {
+    SCENARIO.replace("processing = \"1ms\"", "processing = \"20ms\"")
+}
+
+#[test]
+fn an_overloaded_group_is_warned_about_and_the_utilisation_printed() {
+    let (dir, path) = setup(&overloaded());
+    let out_dir = dir.path().join("out");
+    let out = run(&["run", path.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let file = path.display().to_string();
+    // At the start 2 members must process 200 records/s and can do 100; the join at 10 s
+    // brings 3 members (150/s: 133%), still overloaded, so one warning.
+    let expected = format!("warning: {file}: overload: at 0s (start) 2 consuming members must process 200 records/s and can process 100 (processing 20ms per record): utilisation 200%;");
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert_eq!(stderr.matches("overload: at").count(), 1, "{stderr}");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("utilisation (estimated: records/s x mean processing time / consuming members): 200% at the start, peak 200%"), "{stdout}");
+    // validate warns the same way and still says ok (exit 0).
+    let v = run(&["validate", path.to_str().unwrap()]);
+    assert_eq!(v.status.code(), Some(0));
+    assert!(text(&v.stderr).contains(&expected), "{}", text(&v.stderr));
+}
+
+#[test]
+fn a_group_within_capacity_gets_no_warning_and_its_figure() {
+    let (dir, path) = setup(SCENARIO);
+    let out_dir = dir.path().join("out");
+    let out = run(&["run", path.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("overload"), "{}", text(&out.stderr));
+    // 200 records/s x 1 ms on 2 members: 10%; 3 members after the join: 6.7%.
+    assert!(text(&out.stdout).contains(": 10% at the start, peak 10%"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn replacing_another_scenarios_results_is_warned_about() {
+    let (dir, path) = setup(SCENARIO);
+    let out_dir = dir.path().join("out");
+    let out_arg = out_dir.to_str().unwrap();
+    let first = run(&["run", path.to_str().unwrap(), "--out", out_arg]);
+    assert_eq!(first.status.code(), Some(0));
+    // The same scenario again: its own folder, no warning.
+    let again = run(&["run", path.to_str().unwrap(), "--out", out_arg]);
+    assert!(!text(&again.stderr).contains("warning"), "{}", text(&again.stderr));
+    // Another scenario into the same folder: warned, then replaced.
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, SCENARIO.replace("name = \"tiny\"", "name = \"other\"")).unwrap();
+    let o = run(&["run", other.to_str().unwrap(), "--out", out_arg]);
+    assert_eq!(o.status.code(), Some(0));
+    let expected = format!("warning: {out_arg}: holds the results of scenario `tiny`, not `other`: they are replaced by this run's");
+    assert!(text(&o.stderr).contains(&expected), "{}", text(&o.stderr));
+    assert!(read(&out_dir, "summary.csv").lines().nth(1).unwrap().starts_with("other,"));
+    // A folder of other files: warned that the run's files go in beside them.
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("notes.txt"), "mine").unwrap();
+    let d = run(&["run", path.to_str().unwrap(), "--out", docs.to_str().unwrap()]);
+    assert_eq!(d.status.code(), Some(0));
+    assert!(
+        text(&d.stderr).contains("exists and is not a run's output folder (no summary.csv)"),
+        "{}",
+        text(&d.stderr)
+    );
+    assert_eq!(read(&docs, "notes.txt"), "mine");
+}

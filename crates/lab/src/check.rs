@@ -14,15 +14,21 @@
 //! absolute = 0.001
 //! ```
 //!
+//! A `[metrics]` table (and an entry's own `metrics`) sets per-metric rules: which direction is
+//! worse, the tolerated change and limits (crate::check_rules, which also has the defaults:
+//! bookkeeping columns such as `events` are not compared).
+//!
 //! A run baseline is re-run under every protocol its scenario lists, with the summary rows'
-//! seed, and compared exactly, column by column. A sweep baseline is re-run in memory with the
-//! baseline's replication count and its `aggregate.csv` means are compared within the
-//! tolerance of the check file's entry (or, without one there, of the sweep file): never the
-//! tolerance recorded in the baseline's `manifest.json`, which is part of what is checked. A
-//! mean moved if `|new - old| > absolute + relative * |old|`. Rows that appear or disappear
-//! count as moved too; a baseline file without its header, with missing columns or with a
-//! row twice is bad input (it cannot be compared).
+//! seed, and compared column by column (default tolerance 0). A sweep baseline is re-run in
+//! memory with the baseline's replication count and its `aggregate.csv` means are compared
+//! within the tolerance of the check file's entry (or, without one there, of the sweep file):
+//! never the tolerance recorded in the baseline's `manifest.json`, which is part of what is
+//! checked. A value moved if `|new - old| > absolute + relative * |old|`; it is worse or
+//! better by its rule's direction, and only worse values (and rows that appear or disappear)
+//! fail. A baseline file without its header, with missing columns or with a row twice is bad
+//! input (it cannot be compared).
 
+use crate::check_rules::{describe, judge, parse_rules, Rule, Rules, Verdict};
 use crate::sweep::{execute, LabError, RunFn, SweepPlan};
 use crate::sweep_manifest::{Manifest, ToleranceJson, MANIFEST_JSON};
 use crate::sweep_output::{aggregate_csv, protocol_label, summary_fields, AGGREGATE_CSV};
@@ -62,6 +68,8 @@ pub struct Baseline {
     pub dir: PathBuf,
     /// How it is made.
     pub kind: BaselineKind,
+    /// The check file's `[metrics]` rules with the entry's `metrics` over them.
+    pub rules: Rules,
 }
 
 /// A metric that moved (or a row that appeared or disappeared).
@@ -79,6 +87,17 @@ pub struct Moved {
     pub now: String,
     /// Difference, with percentage when numeric.
     pub change: String,
+    /// The tolerance and limits that applied (`+5%`, `exact`, `max 0`).
+    pub allowed: String,
+    /// Worse, better, or a broken limit.
+    pub verdict: Verdict,
+}
+
+impl Moved {
+    /// Whether this change fails the check.
+    pub fn fails(&self) -> bool {
+        self.verdict.fails()
+    }
 }
 
 /// The outcome of a check.
@@ -88,11 +107,21 @@ pub struct CheckReport {
     pub baselines: usize,
     /// Values compared.
     pub compared: usize,
-    /// What moved.
+    /// What moved beyond its tolerance, worse or better.
     pub moved: Vec<Moved>,
     /// Warnings that are not regressions (e.g. an input file changed since the baseline).
     pub notes: Vec<String>,
 }
+
+impl CheckReport {
+    /// How many moved values fail the check.
+    pub fn worse(&self) -> usize {
+        self.moved.iter().filter(|m| m.fails()).count()
+    }
+}
+
+/// The top-level keys of a check file.
+const CHECK_FILE_KEYS: &[&str] = &["metrics", "run", "sweep"];
 
 /// Reads a check file; paths in it are relative to its folder.
 pub fn read_check_file(path: &Path) -> Result<Vec<Baseline>, LabError> {
@@ -104,21 +133,44 @@ pub fn read_check_file(path: &Path) -> Result<Vec<Baseline>, LabError> {
     let dir = path.parent().unwrap_or(Path::new(""));
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    let file_rules = match table.get("metrics") {
+        None => Rules::default(),
+        Some(v) => {
+            parse_rules(v, &format!("{}: key `metrics`", path.display())).unwrap_or_else(|e| {
+                errors.extend(e);
+                Rules::default()
+            })
+        }
+    };
     for (key, value) in &table {
         let field = match key.as_str() {
             "run" => "scenario",
             "sweep" => "sweep",
+            "metrics" => continue,
             _ => {
-                errors
-                    .push(format!("{}: key `{key}`: unknown; allowed: run, sweep", path.display()));
+                errors.push(format!(
+                    "{}: key `{key}`: unknown; allowed: {}",
+                    path.display(),
+                    CHECK_FILE_KEYS.join(", ")
+                ));
                 continue;
             }
         };
-        let entries = value.as_array().map(Vec::as_slice).unwrap_or_default();
+        let Some(entries) = value.as_array() else {
+            errors.push(format!(
+                "{}: key `{key}`: expected [[{key}]] tables with `{field}` and `dir`",
+                path.display()
+            ));
+            continue;
+        };
         for (i, entry) in entries.iter().enumerate() {
-            match baseline_entry(entry, key, field, dir) {
-                Ok(b) => out.push(b),
-                Err(m) => errors.push(format!("{}: key `{key}[{i}]`: {m}", path.display())),
+            let where_ = format!("{}: key `{key}[{i}]`", path.display());
+            match baseline_entry(entry, key, field, dir, &where_) {
+                Ok(mut b) => {
+                    b.rules = file_rules.overridden_by(&b.rules);
+                    out.push(b)
+                }
+                Err(m) => errors.extend(m),
             }
         }
     }
@@ -129,29 +181,39 @@ pub fn read_check_file(path: &Path) -> Result<Vec<Baseline>, LabError> {
     }
 }
 
+/// One `[[run]]` or `[[sweep]]` entry; `where_` names it in messages.
 fn baseline_entry(
     entry: &toml::Value,
     kind: &str,
     field: &str,
     dir: &Path,
-) -> Result<Baseline, String> {
+    where_: &str,
+) -> Result<Baseline, Vec<String>> {
+    let one = |m: String| vec![format!("{where_}: {m}")];
     let allowed = format!("a table with `{field}` and `dir` (paths relative to the check file)");
-    let t = entry.as_table().ok_or_else(|| allowed.clone())?;
-    let keys: &[&str] =
-        if kind == "run" { &[field, "dir"] } else { &[field, "dir", "relative", "absolute"] };
+    let t = entry.as_table().ok_or_else(|| one(allowed.clone()))?;
+    let keys: &[&str] = if kind == "run" {
+        &[field, "dir", "metrics"]
+    } else {
+        &[field, "dir", "relative", "absolute", "metrics"]
+    };
     if let Some(k) = t.keys().find(|k| !keys.contains(&k.as_str())) {
-        return Err(format!("unknown key `{k}`; allowed: {}", keys.join(", ")));
+        return Err(one(format!("unknown key `{k}`; allowed: {}", keys.join(", "))));
     }
     let get = |k: &str| {
-        t.get(k).and_then(|v| v.as_str()).map(|s| dir.join(s)).ok_or_else(|| allowed.clone())
+        t.get(k).and_then(|v| v.as_str()).map(|s| dir.join(s)).ok_or_else(|| one(allowed.clone()))
     };
     let (file, out) = (get(field)?, get("dir")?);
+    let rules = match t.get("metrics") {
+        None => Rules::default(),
+        Some(v) => parse_rules(v, &format!("{where_}.metrics"))?,
+    };
     let kind = if kind == "run" {
         BaselineKind::Run { scenario: file }
     } else {
-        BaselineKind::Sweep { sweep: file, tolerance: entry_tolerance(t)? }
+        BaselineKind::Sweep { sweep: file, tolerance: entry_tolerance(t).map_err(one)? }
     };
-    Ok(Baseline { dir: out, kind })
+    Ok(Baseline { dir: out, kind, rules })
 }
 
 /// `relative` and `absolute` of a `[[sweep]]` entry: both or neither, numbers >= 0.
@@ -258,52 +320,52 @@ impl TextTable {
     }
 }
 
+/// The metric column of a row that appeared or disappeared.
+const ROW: &str = "(row)";
+
 /// Compares `new` with `old` row by row (rows matched on `key_cols`) over the columns
-/// `is_metric` selects: exactly when `tol` is `None`, else numerically within `tol`.
+/// `rule_of` gives a rule for (`None`: not compared), each judged by its rule.
 pub fn compare_tables(
     baseline: &str,
     old: &TextTable,
     new: &TextTable,
     key_cols: &[&str],
-    is_metric: &dyn Fn(&str) -> bool,
-    tol: Option<ToleranceJson>,
+    rule_of: &dyn Fn(&str) -> Option<Rule>,
 ) -> (usize, Vec<Moved>) {
     let (old_rows, new_rows) = (old.keyed(key_cols), new.keyed(key_cols));
     let mut moved = Vec::new();
     let mut compared = 0;
-    let mk = |row: &str, metric: &str, was: &str, now: &str, change: String| Moved {
+    let mk = |row: &str, metric: &str, was: &str, now: &str, allowed: String, verdict| Moved {
         baseline: baseline.to_string(),
         row: row.to_string(),
         metric: metric.to_string(),
         was: was.to_string(),
         now: now.to_string(),
-        change,
+        change: if metric == ROW { String::new() } else { change_text(was, now) },
+        allowed,
+        verdict,
     };
+    let row_fails = |what: &str| Verdict::Limit(what.to_string());
     for (key, cols) in &old_rows {
         let Some(now_cols) = new_rows.get(key) else {
-            moved.push(mk(key, "(row)", "present", "missing", String::new()));
+            let verdict = row_fails("row missing");
+            moved.push(mk(key, ROW, "present", "missing", String::new(), verdict));
             continue;
         };
-        for (metric, was) in cols.iter().filter(|(c, _)| is_metric(c)) {
+        for (metric, was) in cols {
+            let Some(rule) = rule_of(metric) else { continue };
             compared += 1;
             let now = now_cols.get(metric).map(String::as_str).unwrap_or("(no column)");
-            if !within(was, now, tol) {
-                moved.push(mk(key, metric, was, now, change_text(was, now)));
+            let verdict = judge(was, now, &rule);
+            if verdict != Verdict::Same {
+                moved.push(mk(key, metric, was, now, describe(&rule), verdict));
             }
         }
     }
     for key in new_rows.keys().filter(|k| !old_rows.contains_key(*k)) {
-        moved.push(mk(key, "(row)", "absent", "new", String::new()));
+        moved.push(mk(key, ROW, "absent", "new", String::new(), row_fails("new row")));
     }
     (compared, moved)
-}
-
-fn within(was: &str, now: &str, tol: Option<ToleranceJson>) -> bool {
-    let Some(tol) = tol else { return was == now };
-    match (was.parse::<f64>(), now.parse::<f64>()) {
-        (Ok(a), Ok(b)) => (b - a).abs() <= tol.absolute + tol.relative * a.abs() || a == b,
-        _ => was == now,
-    }
 }
 
 fn change_text(was: &str, now: &str) -> String {
@@ -312,6 +374,7 @@ fn change_text(was: &str, now: &str) -> String {
             format!("{:+} ({:+.1}%)", round6(b - a), (b - a) / a.abs() * 100.0)
         }
         (Ok(a), Ok(b)) => format!("{:+}", round6(b - a)),
+        _ if was == now => String::new(),
         _ => "changed".to_string(),
     }
 }
@@ -324,6 +387,7 @@ fn round6(x: f64) -> f64 {
 pub fn check_run<L, F>(
     dir: &Path,
     scenario_path: &Path,
+    rules: &Rules,
     load: &L,
     run: &F,
 ) -> Result<CheckReport, LabError>
@@ -364,14 +428,8 @@ where
         rows.push(summary_fields(&summary));
     }
     let new = TextTable { header, rows };
-    let (compared, moved) = compare_tables(
-        &dir.display().to_string(),
-        &old,
-        &new,
-        &keys,
-        &|c| !keys.contains(&c),
-        None,
-    );
+    let rule_of = |c: &str| if keys.contains(&c) { None } else { rules.rule(c, 0.0, 0.0) };
+    let (compared, moved) = compare_tables(&dir.display().to_string(), &old, &new, &keys, &rule_of);
     report.compared = compared;
     report.moved = moved;
     Ok(report)
@@ -398,6 +456,7 @@ pub fn check_sweep<E, P, F>(
     dir: &Path,
     sweep: &Path,
     tolerance: Option<ToleranceJson>,
+    rules: &Rules,
     parse: P,
     run: &F,
     jobs: usize,
@@ -443,9 +502,11 @@ where
             tolerance.absolute
         ));
     }
-    let is_mean = |c: &str| c.ends_with("_mean");
-    let (compared, moved) =
-        compare_tables(&dir.display().to_string(), &old, &new, &keys, &is_mean, Some(tolerance));
+    let rule_of = |c: &str| {
+        let metric = c.strip_suffix("_mean")?;
+        rules.rule(metric, tolerance.relative, tolerance.absolute)
+    };
+    let (compared, moved) = compare_tables(&dir.display().to_string(), &old, &new, &keys, &rule_of);
     report.compared = compared;
     report.moved = moved;
     Ok(report)
@@ -459,11 +520,14 @@ pub fn combine(total: &mut CheckReport, other: CheckReport) {
     total.notes.extend(other.notes);
 }
 
-/// A readable table of what moved, one line per value.
+/// A readable table of what moved, one line per value: worse ones first, then better ones.
 pub fn format_moved(moved: &[Moved]) -> String {
-    let head = ["baseline", "row", "metric", "was", "now", "change"].map(String::from);
-    let rows: Vec<[String; 6]> = moved
-        .iter()
+    let head = ["baseline", "row", "metric", "was", "now", "change", "allowed", "verdict"]
+        .map(String::from);
+    let (worse, better): (Vec<&Moved>, Vec<&Moved>) = moved.iter().partition(|m| m.fails());
+    let rows: Vec<[String; 8]> = worse
+        .into_iter()
+        .chain(better)
         .map(|m| {
             [
                 m.baseline.clone(),
@@ -472,6 +536,8 @@ pub fn format_moved(moved: &[Moved]) -> String {
                 m.was.clone(),
                 m.now.clone(),
                 m.change.clone(),
+                m.allowed.clone(),
+                m.verdict.label(),
             ]
         })
         .collect();
@@ -481,7 +547,7 @@ pub fn format_moved(moved: &[Moved]) -> String {
             *w = (*w).max(c.len());
         }
     }
-    let line = |cells: &[String; 6]| {
+    let line = |cells: &[String; 8]| {
         let parts: Vec<String> =
             cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
         format!("{}\n", parts.join("  ").trim_end())

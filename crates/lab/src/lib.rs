@@ -7,6 +7,7 @@ pub mod chaos;
 pub mod chaos_check;
 pub mod chaos_gen;
 pub mod check;
+pub mod check_rules;
 pub mod divergence;
 mod single;
 pub mod stats;

@@ -32,8 +32,12 @@ pub fn format_aggregate(aggregate: &[u8], grid_keys: &[String]) -> Result<String
         }
         rows.push(row);
     }
-    Ok(align(&rows))
+    Ok(align(&rows) + LEGEND)
 }
+
+/// The line under the table saying what its cells are.
+const LEGEND: &str = "(each metric: mean over the cell's runs ± half-width of its 95% confidence \
+                      interval; no ± when the runs agree)\n";
 
 /// `mean ± half-width` with 3 significant decimals; just the mean when there is no interval.
 fn mean_pm(mean: &str, hi: &str) -> String {
@@ -90,6 +94,7 @@ mod tests {
 group.members  protocol                               runs  reprocessed  lost  downtime_s   stw_s  rebalances
 3              eager:range                            3     30.5 ± 2.25  0     20           0.5    2
 3              cooperative:cooperative-sticky+static  3     1 ± 0.5      0     1.25 ± 0.75  0      4
+(each metric: mean over the cell's runs ± half-width of its 95% confidence interval; no ± when the runs agree)
 ";
         assert_eq!(t, expected);
     }

@@ -304,35 +304,39 @@ fn check_catches_a_deliberate_change() {
         |p: &Path| scenario::load(p).map_err(|e| e.iter().map(ToString::to_string).collect());
 
     let BaselineKind::Run { scenario } = &baselines[0].kind else { panic!("run first") };
-    let same = check_run(&baselines[0].dir, scenario, &load, &fake).unwrap();
-    // 25 summary columns minus 3 key columns = 22 values, none moved.
-    assert_eq!((same.compared, same.moved.len()), (22, 0));
+    let rules = &baselines[0].rules;
+    let same = check_run(&baselines[0].dir, scenario, rules, &load, &fake).unwrap();
+    // 25 summary columns minus 3 key columns, minus scenario, seed and the bookkeeping
+    // columns events and records_processed (not compared by default) = 18 values, none moved.
+    assert_eq!((same.compared, same.moved.len()), (18, 0));
     let changed = |s: &Scenario, p: ProtocolSpec, seed: u64| {
         Ok(RunReport { summary: Some(fake_summary(s, p, seed, 1)), ..RunReport::default() })
     };
-    let moved = check_run(&baselines[0].dir, scenario, &load, &changed).unwrap().moved;
+    let moved = check_run(&baselines[0].dir, scenario, rules, &load, &changed).unwrap().moved;
     let metrics: Vec<&str> = moved.iter().map(|m| m.metric.as_str()).collect();
-    assert_eq!(metrics, vec!["records_processed", "records_reprocessed"]);
+    assert_eq!(metrics, vec!["records_reprocessed"]);
+    assert!(moved[0].fails(), "one more reprocessed record is worse");
 
     let BaselineKind::Sweep { sweep, tolerance } = &baselines[1].kind else {
         panic!("sweep second")
     };
     let same =
-        check_sweep(&baselines[1].dir, sweep, *tolerance, scenario::from_table, &fake, 2).unwrap();
+        check_sweep(&baselines[1].dir, sweep, *tolerance, rules, scenario::from_table, &fake, 2)
+            .unwrap();
     assert!(same.moved.is_empty(), "{:?}", same.moved);
-    // 8 aggregate rows x 18 metric means.
-    assert_eq!(same.compared, 8 * 18);
+    // 8 aggregate rows x 16 metric means (18 without events_mean, records_processed_mean).
+    assert_eq!(same.compared, 8 * 16);
     // +1 reprocessed record on means of 30..42 is below the default 5% tolerance ...
     let small =
-        check_sweep(&baselines[1].dir, sweep, *tolerance, scenario::from_table, &changed, 2)
+        check_sweep(&baselines[1].dir, sweep, *tolerance, rules, scenario::from_table, &changed, 2)
             .unwrap();
     assert!(small.moved.is_empty(), "{:?}", small.moved);
     // ... +10 is not (10 / 36 > 5%); records_processed means (~3630) move by only 0.3%.
     let big = |s: &Scenario, p: ProtocolSpec, seed: u64| {
         Ok(RunReport { summary: Some(fake_summary(s, p, seed, 10)), ..RunReport::default() })
     };
-    let r =
-        check_sweep(&baselines[1].dir, sweep, *tolerance, scenario::from_table, &big, 2).unwrap();
+    let r = check_sweep(&baselines[1].dir, sweep, *tolerance, rules, scenario::from_table, &big, 2)
+        .unwrap();
     assert_eq!(r.moved.len(), 8);
     assert!(r.moved.iter().all(|m| m.metric == "records_reprocessed_mean"));
     let table = lab::check::format_moved(&r.moved);

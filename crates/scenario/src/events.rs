@@ -5,7 +5,9 @@
 //! live at t = 0; `join` makes a new or departed name live (a live or crashed-and-restarting
 //! name is an error); `leave` and `crash` need a live member; a crash with `restart_after`
 //! keeps the name "down" until then; `pause`, `stall`, `disconnect` need a live member;
-//! `scale` follows [`crate::scale_plan`]; `rolling-restart` changes no membership.
+//! `scale` follows [`crate::scale_plan`]; `rolling-restart` changes no membership, but every
+//! one of its steps (its last member back up) must lie inside the run, like any event. (A
+//! `scale` happens at one instant: its `at` is the whole check.)
 
 use crate::limits;
 use crate::members::{initial_member_name, scale_plan, valid_member_name};
@@ -265,9 +267,56 @@ pub(crate) fn check_timeline(
             }
         }
         roster.restart_due(parsed.event.at);
+        if let (Some(end), EventKind::RollingRestart { interval, downtime }) =
+            (duration, &parsed.event.kind)
+        {
+            rolling_restart_fits(ctx, &roster, parsed, (*interval, *downtime), end);
+        }
         replay(ctx, &mut roster, parsed, &mut partitions);
     }
     roster.ever
+}
+
+/// A rolling restart must end inside the run, like any single event: every member it
+/// restarts (those live at its time, in name order, one every `interval`) must be back,
+/// `downtime` after its close, before the end. Else the run would cut it short silently.
+fn rolling_restart_fits(
+    ctx: &mut Ctx<'_>,
+    roster: &Roster,
+    parsed: &Parsed<'_>,
+    (interval, downtime): (SimTime, SimTime),
+    end: SimTime,
+) {
+    let mut names: Vec<&String> = roster.live.iter().collect();
+    names.sort_by(|a, b| crate::member_order(a, b));
+    let at = parsed.event.at;
+    let close_of = |step: usize| {
+        at.saturating_add(SimTime::from_nanos(interval.as_nanos().saturating_mul(step as u64)))
+    };
+    let back_of = |step: usize| close_of(step).saturating_add(downtime);
+    let Some(step) = (0..names.len()).find(|&step| back_of(step) >= end) else { return };
+    let count = names.len();
+    let close = close_of(step);
+    let message = format!(
+        "the rolling restart does not fit in the run: step {} of {count} ({}) closes at {close} \
+         and is back at {}, not before the end of the run ({end})",
+        step + 1,
+        names[step],
+        back_of(step)
+    );
+    let last = (count - 1) as u64;
+    let room = end.saturating_sub(at).saturating_sub(downtime);
+    let allowed = if last == 0 || room == SimTime::ZERO {
+        format!("at + downtime before the end ({end}): an earlier `at` or a longer `duration`")
+    } else {
+        let max_interval = SimTime::from_nanos(room.as_nanos() / last);
+        format!(
+            "at + {last} x interval + downtime before the end ({end}): an interval below \
+             {max_interval}, an earlier `at` or a `duration` above {}",
+            back_of(count - 1)
+        )
+    };
+    ctx.at(parsed.field_node("interval"), &parsed.key("interval"), message, Some(&allowed));
 }
 
 fn replay(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, partitions: &mut u64) {

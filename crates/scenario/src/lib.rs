@@ -3,7 +3,8 @@
 //! `types` holds the validated result every later crate consumes; parsing and validation turn a
 //! file into it or into a list of errors that name the file, line, key and what is allowed.
 //! Entry points: [`load`] (a file), [`parse_str`] (text), [`from_table`] (a sweep cell's table),
-//! [`Scenario::parse_protocol`] (`--protocol`), [`warnings`]; [`scale_plan`] and
+//! [`Scenario::parse_protocol`] (`--protocol`), [`warnings`] (with [`overload_warnings`]) and
+//! [`load_timeline`] (the group's estimated utilisation); [`scale_plan`] and
 //! [`member_order`] are the membership rules validation and the model share; [`to_toml`] writes
 //! a scenario back out as a file.
 #![forbid(unsafe_code)]
@@ -22,6 +23,7 @@ pub mod sweep;
 mod tree;
 mod tubemq;
 mod types;
+mod utilisation;
 mod warnings;
 mod write;
 
@@ -31,5 +33,6 @@ pub use load::{from_table, load, parse_str};
 pub use members::{initial_member_name, member_order, scale_plan, ScalePlan};
 pub use tubemq::default_tubemq;
 pub use types::*;
+pub use utilisation::{load_timeline, overload_warnings, peak_utilisation, LoadPoint};
 pub use warnings::warnings;
 pub use write::to_toml;

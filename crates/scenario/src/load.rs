@@ -114,12 +114,10 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
     let names = group_ok.then(|| check_timeline(ctx, &events, group.members, duration, &topics));
     let tubemq = tubemq_spec(ctx, section.take("tubemq"), group.members, names.as_ref());
     section.finish(ctx, ROOT_KEYS);
-    let config_errors = ctx.errors.iter().any(|e| e.key.contains(".config"));
-    if !config_errors {
-        // Cross-property rules only on valid properties: a rejected value would compare as its
-        // default and give a second, misleading message.
-        check_timeouts(ctx, root, &consumer.config, &broker);
-    }
+    // Cross-property rules are reported with the other errors, each unless one of the
+    // properties it compares was rejected (it would compare as its default and give a second,
+    // misleading message).
+    check_timeouts(ctx, root, &consumer.config, &broker);
     if !ctx.errors.is_empty() {
         // File order reads best; problems without a position (in-memory tables) keep theirs.
         ctx.errors.sort_by_key(|e| (e.line, e.col));
@@ -386,6 +384,19 @@ fn group(ctx: &mut Ctx<'_>, root: &mut Section<'_>) -> GroupSpec {
 
 /// Cross-property rules: heartbeat below session; session inside the broker's bounds; the
 /// KIP-848 broker heartbeat below its session timeout.
+/// Whether a rule comparing `properties` (`consumer.session.timeout.ms`, ...) must be skipped:
+/// one of them was rejected, or an unknown property of the same table may be a misspelling
+/// of one of them (then the rule would compare a default the user did not mean).
+fn depends_on_rejected(ctx: &Ctx<'_>, properties: &[(&str, &str)]) -> bool {
+    ctx.errors.iter().any(|e| {
+        properties.iter().any(|(table, name)| {
+            let prefix = format!("{table}.config.");
+            e.key == format!("{prefix}\"{name}\"")
+                || (e.key.starts_with(&prefix) && e.message.starts_with("unknown property"))
+        })
+    })
+}
+
 fn check_timeouts(
     ctx: &mut Ctx<'_>,
     root: &Node,
@@ -395,7 +406,11 @@ fn check_timeouts(
     let at = property_node(root, "consumer", "session.timeout.ms").unwrap_or(root);
     let (session, heartbeat) =
         (consumer.session_timeout.as_millis(), consumer.heartbeat_interval.as_millis());
-    if heartbeat >= session {
+    let session_and =
+        |other: (&'static str, &'static str)| [("consumer", "session.timeout.ms"), other];
+    if heartbeat >= session
+        && !depends_on_rejected(ctx, &session_and(("consumer", "heartbeat.interval.ms")))
+    {
         let node = property_node(root, "consumer", "heartbeat.interval.ms").unwrap_or(at);
         let key = "consumer.config.\"heartbeat.interval.ms\"";
         let message = format!("{heartbeat} is not below session.timeout.ms ({session})");
@@ -407,7 +422,12 @@ fn check_timeouts(
         broker.group_min_session_timeout.as_millis(),
         broker.group_max_session_timeout.as_millis(),
     );
-    if session < min || session > max {
+    let bounds = [
+        ("consumer", "session.timeout.ms"),
+        ("broker", "group.min.session.timeout.ms"),
+        ("broker", "group.max.session.timeout.ms"),
+    ];
+    if (session < min || session > max) && !depends_on_rejected(ctx, &bounds) {
         let key = "consumer.config.\"session.timeout.ms\"";
         let message = format!(
             "{session} is outside the broker's [group.min.session.timeout.ms, group.max.session.timeout.ms] = [{min}, {max}]; a classic JoinGroup would fail with INVALID_SESSION_TIMEOUT"
@@ -418,7 +438,11 @@ fn check_timeouts(
         broker.group_consumer_session_timeout.as_millis(),
         broker.group_consumer_heartbeat_interval.as_millis(),
     );
-    if c_heartbeat >= c_session {
+    let kip848 = [
+        ("broker", "group.consumer.session.timeout.ms"),
+        ("broker", "group.consumer.heartbeat.interval.ms"),
+    ];
+    if c_heartbeat >= c_session && !depends_on_rejected(ctx, &kip848) {
         let node =
             property_node(root, "broker", "group.consumer.heartbeat.interval.ms").unwrap_or(root);
         let key = "broker.config.\"group.consumer.heartbeat.interval.ms\"";

@@ -205,8 +205,12 @@ pub fn run_seed(base_seed: u64, canonical: &str, replication: u32) -> u64 {
     mix64(h)
 }
 
-/// Resolves a dotted grid key against the scenario schema (see `SCHEMA_TABLES`).
+/// Resolves a dotted grid key against the scenario schema (see `SCHEMA_TABLES`). An array
+/// index may also be written as in validation messages: `event[0].duration` is
+/// `event.0.duration`.
 pub fn resolve_grid_key(key: &str) -> Result<GridPath, String> {
+    let dotted = brackets_as_dots(key);
+    let key = dotted.as_str();
     let segments: Vec<&str> = key.split('.').collect();
     if segments.iter().any(|s| s.is_empty()) {
         return Err("a grid key is a dotted path such as `group.members` or \
@@ -238,6 +242,27 @@ pub fn resolve_grid_key(key: &str) -> Result<GridPath, String> {
         ));
     }
     Ok(GridPath { tables, array: None, key: rest.join(".") })
+}
+
+/// `event[0].duration` -> `event.0.duration`; other text unchanged.
+fn brackets_as_dots(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut rest = key;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(']') {
+            out.push_str(&rest[..open]);
+            out.push('.');
+            out.push_str(&after[..digits]);
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(&rest[..=open]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn resolve_array_key(segments: &[&str]) -> Result<GridPath, String> {
@@ -782,6 +807,17 @@ mod tests {
         assert_eq!(e, vec!["s.toml: key `check.relative`: a number >= 0"]);
         let e = errors("base = \"b\"\nname = \"a/b\"");
         assert!(e[0].contains("key `name`"), "{e:?}");
+    }
+
+    #[test]
+    fn bracketed_indexes_are_the_dotted_form() {
+        assert_eq!(brackets_as_dots("event[0].duration"), "event.0.duration");
+        assert_eq!(brackets_as_dots("topic[12].rate"), "topic.12.rate");
+        assert_eq!(brackets_as_dots("a[x].b"), "a[x].b");
+        assert_eq!(
+            resolve_grid_key("event[0].duration").unwrap(),
+            resolve_grid_key("event.0.duration").unwrap()
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Warnings: settings that are valid but ignored by the model or probably not what was meant.
 //!
-//! Unlike errors they do not stop a run; `validate` and `run` print them to stderr.
+//! Unlike errors they do not stop a run; `validate` prints them to stderr, `run` prints the
+//! overload ones (crate::utilisation).
 
 use crate::limits::WARN_RECORDS;
 use crate::types::{CommitPolicy, Protocol, Scenario};
@@ -23,6 +24,7 @@ pub fn warnings(scenario: &Scenario) -> Vec<String> {
     timeouts(scenario, &mut out);
     commits(scenario, &mut out);
     workload(scenario, &mut out);
+    out.extend(crate::utilisation::overload_warnings(scenario));
     out
 }
 

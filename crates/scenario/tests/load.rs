@@ -356,7 +356,7 @@ fn warnings_flag_dubious_settings() {
     let text = MINIMAL.replace("members = 2", "members = 2\n[consumer]\nprocessing = \"1s\"\ncommit = \"auto\"\n[consumer.config]\n\"session.timeout.ms\" = 9000\n\"heartbeat.interval.ms\" = 4000\n\"enable.auto.commit\" = false\n\"max.poll.interval.ms\" = 60000\n\"group.instance.id\" = \"a\"");
     let s = parse(&text);
     let w = warnings(&s);
-    assert_eq!(w.len(), 4, "{w:#?}");
+    assert_eq!(w.len(), 6, "{w:#?}");
     assert!(
         w[0].starts_with(
             "consumer.config.\"group.instance.id\" is accepted but not modeled: use [group]"
@@ -373,6 +373,9 @@ fn warnings_flag_dubious_settings() {
         w[2]
     );
     assert!(w[3].contains("nothing is ever committed"), "{}", w[3]);
+    // 2 x 10 records/s at 1 s each on 2 members: 10 times what they can process.
+    assert!(w[4].contains("2 consuming members must process 20 records/s and can process 2 (processing 1s per record): utilisation 1000%"), "{}", w[4]);
+    assert!(w[5].contains("partition 0 of topic `t` receives 10 records/s"), "{}", w[5]);
 }
 
 #[test]
@@ -430,4 +433,52 @@ fn no_mutation_of_the_design_example_panics() {
     }
     // Most replacements are wrong for every key; at least the 11 per key x 30 keys mostly fail.
     assert!(rejected > 250, "only {rejected} mutations rejected");
+}
+
+#[test]
+fn a_rolling_restart_that_does_not_fit_is_an_error_naming_its_step() {
+    // 4 members restarted 20 s apart from 10 s, 5 s down each: c0 back at 15s, c1 at 35s, c2
+    // at 55s, c3 closes at 1m10s, after the end (1m).
+    let text = MINIMAL.replace(
+        "members = 2",
+        "members = 4\n[[event]]\nat = \"10s\"\nkind = \"rolling-restart\"\ninterval = \"20s\"",
+    );
+    let e = errors(&text);
+    assert_eq!(e, ["t.toml:13:12: event[0].interval: the rolling restart does not fit in the run: step 4 of 4 (c3) closes at 1m10s and is back at 1m15s, not before the end of the run (1m00s); allowed: at + 3 x interval + downtime before the end (1m00s): an interval below 15s, an earlier `at` or a `duration` above 1m15s"]);
+    // 14 s apart: c3 back at 10 + 42 + 5 = 57 s, inside the run.
+    parse(&text.replace("\"20s\"", "\"14s\""));
+    // A single member: only at + downtime must fit.
+    let one = MINIMAL.replace(
+        "members = 2",
+        "members = 1\n[[event]]\nat = \"58s\"\nkind = \"rolling-restart\"\ninterval = \"1s\"",
+    );
+    let e = errors(&one);
+    assert!(e[0].contains("step 1 of 1 (c0) closes at 58s and is back at 1m03s"), "{}", e[0]);
+    assert!(
+        e[0].ends_with(
+            "allowed: at + downtime before the end (1m00s): an earlier `at` or a longer `duration`"
+        ),
+        "{}",
+        e[0]
+    );
+}
+
+#[test]
+fn cross_property_rules_come_with_the_other_errors() {
+    // An invalid max.poll.records no longer hides heartbeat >= session: both in one batch.
+    let text = MINIMAL.replace("members = 2", "members = 2\n[consumer.config]\n\"max.poll.records\" = 0\n\"session.timeout.ms\" = 10000\n\"heartbeat.interval.ms\" = 10000");
+    let e = errors(&text);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].contains("consumer.config.\"max.poll.records\": 0 is out of range"), "{}", e[0]);
+    assert!(e[1].contains("consumer.config.\"heartbeat.interval.ms\": 10000 is not below session.timeout.ms (10000)"), "{}", e[1]);
+    // A rule whose own property is rejected stays silent (it would compare a default).
+    let bad_session = MINIMAL.replace("members = 2", "members = 2\n[consumer.config]\n\"session.timeout.ms\" = -1\n\"heartbeat.interval.ms\" = 50000");
+    let e = errors(&bad_session);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(e[0].contains("session.timeout.ms"), "{}", e[0]);
+    // So does one when a misspelt property may be the one it compares.
+    let misspelt = MINIMAL.replace("members = 2", "members = 2\n[consumer.config]\n\"sesion.timeout.ms\" = 90000\n\"heartbeat.interval.ms\" = 50000");
+    let e = errors(&misspelt);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(e[0].contains("unknown property `sesion.timeout.ms`"), "{}", e[0]);
 }

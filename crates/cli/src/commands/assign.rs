@@ -11,7 +11,7 @@ use std::path::PathBuf;
 /// Arguments of `assign`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The group as JSON (DESIGN section 8); `-` or nothing reads standard input.
+    /// The group as JSON (its format: docs/files.md); `-` or nothing reads standard input.
     #[arg(value_name = "FILE|-")]
     pub input: Option<PathBuf>,
 }
@@ -38,7 +38,45 @@ pub fn run(args: Args) -> Outcome {
     let mut rng = RngStreams::new(request.seed).stream("assignor");
     let assignment = assignors::assign(request.assignor, &request.input, &mut rng);
     println!("{}", render_assignment(&request.input, &assignment));
+    if let Some(line) = moved_line(&request.input, &assignment) {
+        eprintln!("{label}: {line}");
+    }
     Outcome::Ok
+}
+
+/// With owned partitions in the input: how many assigned partitions changed owner against
+/// them (Kafka's `partitions_moved` sense: an owned partition now assigned to another
+/// member), and how many owned ones are now unassigned (revoked, e.g. cooperative's first
+/// round). `None` when no member reports owned partitions.
+fn moved_line(
+    input: &assignors::GroupInput,
+    assignment: &assignors::GroupAssignment,
+) -> Option<String> {
+    let mut owner = std::collections::BTreeMap::new();
+    for (i, m) in input.members.iter().enumerate() {
+        for tp in &m.owned {
+            owner.insert(*tp, i);
+        }
+    }
+    if owner.is_empty() {
+        return None;
+    }
+    let mut moved = 0;
+    let mut kept = 0;
+    for (i, partitions) in assignment.partitions.iter().enumerate() {
+        for tp in partitions {
+            match owner.remove(tp) {
+                Some(o) if o == i => kept += 1,
+                Some(_) => moved += 1,
+                None => {}
+            }
+        }
+    }
+    let unassigned = owner.len();
+    Some(format!(
+        "{moved} partitions moved against `owned` ({kept} kept by their owner, {unassigned} \
+         owned ones left unassigned)"
+    ))
 }
 
 /// The input text and a label for messages (the path, or `<stdin>`).

@@ -1,6 +1,8 @@
 //! `rebalance-sim check [--baseline DIR] [--config FILE] [--jobs N]`: re-runs the committed
-//! reference results listed in `results/check.toml` (lab::check) and prints what moved.
-//! Exit 1 when anything moved beyond its tolerance, 0 otherwise, 2 on bad input.
+//! reference results listed in `results/check.toml` (lab::check) and prints a table of what
+//! moved, each value marked WORSE or better by its metric's rule (lab::check_rules).
+//! Exit 1 when a value is worse beyond its tolerance (or breaks a limit), 0 otherwise (also
+//! when values improved), 2 on bad input.
 
 use super::Outcome;
 use lab::check::{
@@ -53,15 +55,24 @@ pub fn run(args: Args) -> Outcome {
         return Outcome::Ok;
     }
     print!("{}", format_moved(&total.moved));
-    println!("check: {summary}, {} moved beyond tolerance: REGRESSION", total.moved.len());
+    let worse = total.worse();
+    let better = total.moved.len() - worse;
+    if worse == 0 {
+        println!(
+            "check: {summary}, nothing worse; {better} better beyond tolerance (ok; regenerate \
+             the baselines to record them)"
+        );
+        return Outcome::Ok;
+    }
+    println!("check: {summary}, {worse} worse and {better} better beyond tolerance: REGRESSION");
     Outcome::CheckFailed
 }
 
 fn check_one(b: &Baseline, jobs: usize) -> Result<CheckReport, LabError> {
     match &b.kind {
-        BaselineKind::Run { scenario } => check_run(&b.dir, scenario, &load, &model_run),
+        BaselineKind::Run { scenario } => check_run(&b.dir, scenario, &b.rules, &load, &model_run),
         BaselineKind::Sweep { sweep, tolerance } => {
-            check_sweep(&b.dir, sweep, *tolerance, scenario::from_table, &model_run, jobs)
+            check_sweep(&b.dir, sweep, *tolerance, &b.rules, scenario::from_table, &model_run, jobs)
         }
     }
 }
@@ -87,10 +98,31 @@ fn select(args: &Args) -> Result<Vec<Baseline>, LabError> {
             args.config.display()
         )])
     })?;
-    let sweep = PathBuf::from(manifest.sweep_file);
+    let sweep = locate_sweep_file(wanted, &manifest.sweep_file)?;
     // The tolerance is then the sweep file's [check] (never the manifest's).
     let kind = BaselineKind::Sweep { sweep, tolerance: None };
-    Ok(vec![Baseline { dir: wanted.clone(), kind }])
+    Ok(vec![Baseline { dir: wanted.clone(), kind, rules: lab::check_rules::Rules::default() }])
+}
+
+/// The sweep file a baseline's manifest names, as it was given to `sweep` (relative to the
+/// folder that command ran in): tried from here, then from each folder above the baseline
+/// (a sweep run from the repository root into `results/sweeps/x` is found from anywhere).
+fn locate_sweep_file(baseline: &Path, recorded: &str) -> Result<PathBuf, LabError> {
+    let recorded_path = Path::new(recorded);
+    if recorded_path.is_absolute() || recorded_path.exists() {
+        return Ok(recorded_path.to_path_buf());
+    }
+    let start = baseline.canonicalize().unwrap_or_else(|_| baseline.to_path_buf());
+    if let Some(found) = start.ancestors().map(|a| a.join(recorded_path)).find(|p| p.is_file()) {
+        return Ok(found);
+    }
+    Err(LabError::Input(vec![format!(
+        "--baseline {}: its manifest.json names the sweep file `{recorded}` (as given to \
+         `sweep`, relative to the folder it ran in), found neither from here nor from a folder \
+         above the baseline; list the baseline in a check file (`[[sweep]]` with `sweep` and \
+         `dir`, paths relative to the check file)",
+        baseline.display()
+    )]))
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

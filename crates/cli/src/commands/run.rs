@@ -4,7 +4,9 @@
 //! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side table (rows = metrics, columns = protocol runs).
 //!
 //! Bad input (an invalid file, an unknown protocol, a run that reaches the event bound) is
-//! reported on stderr with exit 2 before anything is written.
+//! reported on stderr with exit 2 before anything is written. A group estimated at or above
+//! 100% of its processing capacity is warned about on stderr (scenario::overload_warnings) and
+//! the estimate is printed under the table.
 
 use super::Outcome;
 use metrics::{RunReport, SummaryRow};
@@ -21,8 +23,9 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// Protocol to run, repeatable: `eager[:range|roundrobin|sticky]`,
-    /// `cooperative[:cooperative-sticky]`, with an optional `+static` (default: the file's
-    /// `protocols`).
+    /// `cooperative[:cooperative-sticky]`, `consumer[:uniform|range]` (KIP-848),
+    /// `tubemq-server`, `tubemq-client`, `manual`; `+static` adds static membership where
+    /// the protocol has it (default: the file's `protocols`).
     #[arg(long = "protocol", value_name = "P")]
     pub protocols: Vec<String>,
     /// Output folder (default: `results/<scenario name>/`).
@@ -88,6 +91,9 @@ pub fn run(args: Args) -> Outcome {
             return Outcome::BadInput;
         }
     };
+    for warning in scenario::overload_warnings(&scenario) {
+        eprintln!("warning: {}: {warning}", args.scenario.display());
+    }
     let seed = args.seed.unwrap_or(scenario.seed);
     let mut reports = Vec::with_capacity(protocols.len());
     let stepping = if args.plain { lab::Stepping::Plain } else { lab::Stepping::Fast };
@@ -132,11 +138,17 @@ pub fn run(args: Args) -> Outcome {
             }
         }
     }
+    if let Some(warning) = replacing_other_output(&out, &scenario.name) {
+        eprintln!("warning: {}: {warning}", out.display());
+    }
     if let Err(message) = write_outputs(&out, stage, &reports, args.charts, formats) {
         eprintln!("error: {message}");
         return Outcome::BadInput;
     }
     print!("{}", table(&reports));
+    if let Some(line) = utilisation_line(&scenario) {
+        println!("{line}");
+    }
     println!("wrote {}", out.display());
     Outcome::Ok
 }
@@ -183,6 +195,52 @@ fn trace_options(
         args.trace_heartbeats,
         scenario,
     )
+}
+
+/// The group's estimated load (scenario::load_timeline), printed under the table: at the
+/// start and its peak over the run's changes of membership.
+pub fn utilisation_line(scenario: &Scenario) -> Option<String> {
+    let points = scenario::load_timeline(scenario);
+    let peak = scenario::peak_utilisation(&points)?;
+    let start = points.first().and_then(|p| p.utilisation);
+    let start = start.map_or("no member".to_string(), |u| format!("{:.0}%", u * 100.0));
+    Some(format!(
+        "utilisation (estimated: records/s x mean processing time / consuming members): \
+         {start} at the start, peak {:.0}%",
+        peak * 100.0
+    ))
+}
+
+/// A warning when `out` already holds output this scenario's runs did not write: another
+/// scenario's `summary.csv` (replaced), or a folder that is no run's output (this run's files
+/// are added to it; its other files are kept, report::run_folder).
+fn replacing_other_output(out: &Path, scenario: &str) -> Option<String> {
+    if !out.is_dir() {
+        return None;
+    }
+    let summary = out.join(report::csv_out::SUMMARY_CSV);
+    if !summary.is_file() {
+        let has_files = std::fs::read_dir(out).ok()?.next().is_some();
+        return has_files.then(|| {
+            "exists and is not a run's output folder (no summary.csv): this run's files are \
+             written into it beside its other files"
+                .to_string()
+        });
+    }
+    let rows: Vec<SummaryRow> = match report::csv_out::read_rows(&summary) {
+        Ok(rows) => rows,
+        Err(_) => {
+            return Some(
+                "holds a summary.csv this program cannot read: it is replaced by this run's"
+                    .to_string(),
+            )
+        }
+    };
+    let other = rows.iter().find(|r| r.scenario != scenario)?;
+    Some(format!(
+        "holds the results of scenario `{}`, not `{scenario}`: they are replaced by this run's",
+        other.scenario
+    ))
 }
 
 /// `--timing`: one line per protocol run on stderr.

@@ -14,7 +14,7 @@ use std::time::Instant;
 /// Arguments of `sweep`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The sweep file (DESIGN section 9).
+    /// The sweep file (TOML; its format: docs/files.md).
     pub file: PathBuf,
     /// Output folder (default `results/sweeps/<name>/`; a shard's default adds `shard-K-of-N/`).
     #[arg(long)]
