@@ -27,7 +27,7 @@ fn group(members: usize, topics: u32, partitions_per_topic: u32) -> GroupInput {
             ..Member::default()
         })
         .collect();
-    GroupInput { topics, members, source_count: None }
+    GroupInput { topics, members, ..GroupInput::default() }
 }
 
 /// The group after a first assignment (with `name`), with member 0 replaced by a newcomer.

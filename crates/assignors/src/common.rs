@@ -117,9 +117,36 @@ pub(crate) fn java_hashmap_order_into<'a>(
     }
 }
 
+/// The table size of a `java.util.HashSet` copied from a collection of `len` elements
+/// (`new HashSet<>(c)`; JDK 17, the broker's JVM here: `new HashMap<>(Math.max((int) (len /
+/// .75f) + 1, 16))`, whose table is the next power of two).
+pub(crate) fn java_hashset_copy_capacity(len: usize) -> usize {
+    let wanted = ((len as f32 / 0.75f32) as usize + 1).max(16);
+    wanted.next_power_of_two()
+}
+
+/// `HashMap.hash`: a key's hash code with its high half folded into the low half.
+fn java_spread(hash: i32) -> usize {
+    let h = hash as u32;
+    (h ^ (h >> 16)) as usize
+}
+
+/// Sorts `items` (given in insertion order) into the iteration order of a Java hash table of
+/// `capacity` buckets holding them: by bucket (`spread(hash) & (capacity - 1)`), insertion
+/// order within a bucket (a stable sort; tree bins, 8+ keys in one bucket, not modelled).
+pub(crate) fn java_table_order<T>(items: &mut [T], capacity: usize, hash: impl Fn(&T) -> i32) {
+    let mask = capacity - 1;
+    let sorted = items
+        .windows(2)
+        .all(|w| (java_spread(hash(&w[0])) & mask) <= (java_spread(hash(&w[1])) & mask));
+    if !sorted {
+        items.sort_by_key(|item| java_spread(hash(item)) & mask);
+    }
+}
+
 /// The table size of a `java.util.HashMap` after `len` puts into `new HashMap<>()`: 16,
 /// doubled while `len` exceeds 3/4 of it.
-fn java_hashmap_capacity(len: usize) -> usize {
+pub(crate) fn java_hashmap_capacity(len: usize) -> usize {
     let mut capacity: usize = 16;
     while len * 4 > capacity * 3 {
         capacity *= 2;

@@ -73,6 +73,84 @@ pub struct GroupInput {
     pub members: Vec<Member>,
     /// TubeMQ client-side balance: the group's sourceCount.
     pub source_count: Option<u32>,
+    /// The topics' Kafka topic ids, one per topic (parallel to `topics`), or empty when none
+    /// are known. The KIP-848 uniform assignor visits topics in the iteration order of a Java
+    /// `HashSet<Uuid>` of them ([`TopicId::java_hash`]); without ids it visits them by name.
+    pub topic_ids: Vec<TopicId>,
+    /// In which order the KIP-848 server-side assignors iterate the members.
+    pub member_order: MemberOrder,
+}
+
+/// A Kafka topic id (`org.apache.kafka.common.Uuid`): two 64-bit halves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct TopicId {
+    /// `getMostSignificantBits()`.
+    pub msb: u64,
+    /// `getLeastSignificantBits()`.
+    pub lsb: u64,
+}
+
+impl TopicId {
+    /// Kafka's `Uuid.hashCode()`: `h = msb ^ lsb; (int) (h >> 32) ^ (int) h`.
+    pub fn java_hash(self) -> i32 {
+        let h = self.msb ^ self.lsb;
+        ((h >> 32) as u32 ^ h as u32) as i32
+    }
+
+    /// Parses Kafka's string form (`Uuid.toString()`: 22 characters of URL-safe base64
+    /// without padding, e.g. `T1-A4s3VTwiI5CTbEp6POw`).
+    pub fn parse(text: &str) -> Option<TopicId> {
+        let digit = |c: u8| match c {
+            b'A'..=b'Z' => Some(c - b'A'),
+            b'a'..=b'z' => Some(c - b'a' + 26),
+            b'0'..=b'9' => Some(c - b'0' + 52),
+            b'-' => Some(62),
+            b'_' => Some(63),
+            _ => None,
+        };
+        if text.len() != 22 {
+            return None;
+        }
+        // 22 digits of 6 bits = 132 bits: the 128 of the id, then 4 bits that Java's
+        // `Base64.getUrlDecoder()` drops whatever they are (Kafka's own test ids, such as
+        // `T2-B4s3VTwiI5YHbPp6YUe`, have them set).
+        let mut bits: u128 = 0;
+        for (i, c) in text.bytes().enumerate() {
+            let d = u128::from(digit(c)?);
+            if i == 21 {
+                bits = (bits << 2) | (d >> 4);
+            } else {
+                bits = (bits << 6) | d;
+            }
+        }
+        Some(TopicId { msb: (bits >> 64) as u64, lsb: bits as u64 })
+    }
+
+    /// Kafka's string form (`Uuid.toString()`; [`TopicId::parse`] reads it back).
+    pub fn to_kafka_string(self) -> String {
+        const DIGITS: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let bits = (u128::from(self.msb) << 64) | u128::from(self.lsb);
+        (0..22)
+            .map(|i| {
+                let d = if i == 21 { (bits & 0x3) << 4 } else { (bits >> (122 - 6 * i)) & 0x3F };
+                DIGITS[d as usize] as char
+            })
+            .collect()
+    }
+}
+
+/// The member iteration order of the KIP-848 server-side assignors (`GroupSpec.memberIds()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MemberOrder {
+    /// As the broker iterates them: `TargetAssignmentBuilder.build` puts the members into a
+    /// `new HashMap<>()`, so the iteration order of a Java `HashMap` of their member ids.
+    #[default]
+    JavaHashMap,
+    /// In the input's order, and each member's current partitions by topic name, then
+    /// partition: Kafka's assignor tests build the group as a `TreeMap` (member-id order) and
+    /// the current assignments with `mkOrderedAssignment`, topic by topic as listed.
+    Given,
 }
 
 /// The result: `partitions[i]` belongs to `input.members[i]`, sorted.
@@ -201,5 +279,55 @@ pub fn assign_into(
     match name {
         AssignorName::Uniform => uniform::assign_into(input, &mut scratch.uniform, out),
         _ => *out = assign(name, input, rng),
+    }
+}
+
+#[cfg(test)]
+mod topic_id_tests {
+    use super::TopicId;
+
+    /// Values printed by Kafka 4.4.0's own `org.apache.kafka.common.Uuid` (`fromString`,
+    /// `hashCode`, `getMostSignificantBits`, `getLeastSignificantBits`, `toString`) for the
+    /// topic ids of its assignor tests.
+    #[test]
+    fn topic_ids_parse_hash_and_print_as_kafka_does() {
+        let rows: [(&str, i32, i64, i64, &str); 4] = [
+            (
+                "T1-A4s3VTwiI5CTbEp6POw",
+                418407434,
+                5719431763388092168,
+                -8582694466532503749,
+                "T1-A4s3VTwiI5CTbEp6POw",
+            ),
+            (
+                "T2-B4s3VTwiI5YHbPp6YUe",
+                885118816,
+                5723936462527090440,
+                -8582310736236210095,
+                "T2-B4s3VTwiI5YHbPp6YUQ",
+            ),
+            (
+                "T3-CU8fVTLCz5YMkLoDQsa",
+                365927798,
+                5728440547385101488,
+                -5483832779831455567,
+                "T3-CU8fVTLCz5YMkLoDQsQ",
+            ),
+            (
+                "T4-Tw9fVTLCz5HbPp6YQsa",
+                -1944536819,
+                5732963320014916784,
+                -5484127811987435343,
+                "T4-Tw9fVTLCz5HbPp6YQsQ",
+            ),
+        ];
+        for (text, hash, msb, lsb, printed) in rows {
+            let id = TopicId::parse(text).expect(text);
+            assert_eq!((id.msb as i64, id.lsb as i64), (msb, lsb), "{text}");
+            assert_eq!(id.java_hash(), hash, "{text}");
+            assert_eq!(id.to_kafka_string(), printed, "{text}");
+        }
+        assert_eq!(TopicId::parse("T1-A4s3VTwiI5CTbEp6PO"), None, "21 characters");
+        assert_eq!(TopicId::parse("T1-A4s3VTwiI5CTbEp6PO="), None, "padding is not a digit");
     }
 }

@@ -5,12 +5,19 @@
 //! optional `owned` `[[topic, partition], ...]`, `generation` (default -1),
 //! `group_instance_id`, `node_id`), plus two optional extensions for TubeMQ `modulo`:
 //! `source_count` (client-side balance; without it the server-side balance runs) and `seed`
-//! (default 0; seeds the stream the server-side balance draws its random placements from).
+//! (default 0; seeds the stream the server-side balance draws its random placements from),
+//! and two for the KIP-848 server-side assignors: `topic_ids` (topic name -> Kafka topic id,
+//! for every topic; `uniform` visits topics in the order of a Java `HashSet` of their ids) and
+//! `member_order` (`"broker"`, the default: a Java `HashMap` of member ids, as the broker
+//! iterates them; `"given"`: file order).
 //! Unknown keys are rejected; a topic a member names that is not in `topics` is skipped with a
 //! [`SkippedTopic`] (Kafka skips topics without metadata). Output: one JSON object, keys in member-id order, each value the
 //! member's `[topic, partition]` pairs sorted by topic then partition.
 
-use crate::{AssignorName, GroupAssignment, GroupInput, Member, Topic, Tp, ASSIGN_COMMAND_NAMES};
+use crate::{
+    AssignorName, GroupAssignment, GroupInput, Member, MemberOrder, Topic, TopicId, Tp,
+    ASSIGN_COMMAND_NAMES,
+};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -107,7 +114,11 @@ pub fn parse_request(text: &str) -> Result<AssignRequest, RequestError> {
     let Value::Object(root) = root else {
         return err("(root)", "expected a JSON object with keys assignor, topics, members");
     };
-    check_keys(&root, "", &["assignor", "topics", "members", "source_count", "seed"])?;
+    check_keys(
+        &root,
+        "",
+        &["assignor", "topics", "members", "source_count", "seed", "topic_ids", "member_order"],
+    )?;
     let assignor = match root.get("assignor") {
         Some(Value::String(s)) => parse_assignor(s)?,
         Some(_) => return err("assignor", "expected a string"),
@@ -127,14 +138,56 @@ pub fn parse_request(text: &str) -> Result<AssignRequest, RequestError> {
         None => 0,
         Some(v) => v.as_u64().map_or_else(|| err("seed", "expected a non-negative integer"), Ok)?,
     };
+    let topic_ids = parse_topic_ids(root.get("topic_ids"), &topics)?;
+    let member_order = parse_member_order(root.get("member_order"))?;
     let mut skipped = Vec::new();
     let members = parse_members(root.get("members"), &topics, source_count, &mut skipped)?;
     Ok(AssignRequest {
         assignor,
-        input: GroupInput { topics, members, source_count },
+        input: GroupInput { topics, members, source_count, topic_ids, member_order },
         seed,
         skipped,
     })
+}
+
+/// `topic_ids`: an object from every topic of `topics` to its Kafka topic id
+/// (`Uuid.toString()`, 22 characters of URL-safe base64), or absent (no ids: the uniform
+/// assignor then visits topics by name).
+fn parse_topic_ids(value: Option<&Value>, topics: &[Topic]) -> Result<Vec<TopicId>, RequestError> {
+    let Some(value) = value else { return Ok(Vec::new()) };
+    let Value::Object(ids) = value else {
+        return err("topic_ids", "expected an object: topic name -> Kafka topic id");
+    };
+    for name in ids.keys() {
+        if !topics.iter().any(|t| &t.name == name) {
+            return err(format!("topic_ids.{name}"), "not a topic of \"topics\"");
+        }
+    }
+    let mut out = Vec::with_capacity(topics.len());
+    for topic in topics {
+        let key = format!("topic_ids.{}", topic.name);
+        let id = match ids.get(&topic.name) {
+            Some(Value::String(text)) => TopicId::parse(text).map_or_else(
+                || err(&key, "expected a Kafka topic id: 22 characters of URL-safe base64 (e.g. T1-A4s3VTwiI5CTbEp6POw)"),
+                Ok,
+            )?,
+            Some(_) => return err(key, "expected a string (a Kafka topic id)"),
+            None => return err(key, "missing: give every topic an id, or none"),
+        };
+        out.push(id);
+    }
+    Ok(out)
+}
+
+/// `member_order`: `"broker"` (default: a Java `HashMap` of member ids, as the broker
+/// iterates them) or `"given"` (file order, as Kafka's assignor tests list a `TreeMap`).
+fn parse_member_order(value: Option<&Value>) -> Result<MemberOrder, RequestError> {
+    match value {
+        None => Ok(MemberOrder::JavaHashMap),
+        Some(Value::String(s)) if s == "broker" => Ok(MemberOrder::JavaHashMap),
+        Some(Value::String(s)) if s == "given" => Ok(MemberOrder::Given),
+        Some(_) => err("member_order", "expected \"broker\" or \"given\""),
+    }
 }
 
 /// Rejects keys outside `allowed`.
@@ -459,6 +512,29 @@ mod tests {
  "topics": {"t1": 3, "t2": 2},
  "members": [{"id": "c1", "topics": ["t1", "t2"], "owned": [["t1", 0]], "generation": 1},
              {"id": "c2", "topics": ["t1"]}]}"#;
+
+    #[test]
+    fn reads_topic_ids_and_member_order_and_names_what_is_wrong() {
+        let with = |extra: &str| EXAMPLE.replacen('{', &format!("{{{extra},"), 1);
+        let req = parse_request(&with(
+            r#""topic_ids": {"t2": "T2-B4s3VTwiI5YHbPp6YUe", "t1": "T1-A4s3VTwiI5CTbEp6POw"}, "member_order": "given""#,
+        ))
+        .unwrap();
+        let ids: Vec<i32> = req.input.topic_ids.iter().map(|id| id.java_hash()).collect();
+        assert_eq!(ids, vec![418407434, 885118816], "in topic (name) order");
+        assert_eq!(req.input.member_order, MemberOrder::Given);
+        let plain = parse_request(EXAMPLE).unwrap();
+        assert!(plain.input.topic_ids.is_empty());
+        assert_eq!(plain.input.member_order, MemberOrder::JavaHashMap);
+        let key_of = |extra: &str| parse_request(&with(extra)).unwrap_err().key;
+        assert_eq!(key_of(r#""topic_ids": {"t1": "T1-A4s3VTwiI5CTbEp6POw"}"#), "topic_ids.t2");
+        assert_eq!(
+            key_of(r#""topic_ids": {"t1": "short", "t2": "T2-B4s3VTwiI5YHbPp6YUe"}"#),
+            "topic_ids.t1"
+        );
+        assert_eq!(key_of(r#""topic_ids": {"t3": "T1-A4s3VTwiI5CTbEp6POw"}"#), "topic_ids.t3");
+        assert_eq!(key_of(r#""member_order": "sorted""#), "member_order");
+    }
 
     #[test]
     fn parses_the_design_example() {

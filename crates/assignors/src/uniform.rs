@@ -1,25 +1,24 @@
-//! KIP-848's server-side `UniformAssignor` (the broker's default `group.remote.assignor`).
+//! KIP-848's server-side `UniformAssignor` (the broker's default `group.remote.assignor`), as
+//! Apache Kafka 4.4.0 ships it (the broker `scripts/real/kafka` runs; the class structure was
+//! checked with `javap` on `kafka-group-coordinator-4.4.0.jar`).
 //!
 //! The current assignment is each member's `owned` list (the coordinator's view; see
 //! [`crate::common::server_current`]). With identical subscriptions this follows apache/kafka
-//! `group-coordinator/src/main/java/org/apache/kafka/coordinator/group/assignor/OptimizedUniformAssignmentBuilder.java`:
-//! `min = P / N`, `P % N` members may get one extra. Each member (in member-id order; Kafka
-//! iterates the group's member map) keeps up to `min` of its current partitions, plus one more
-//! if it had more than `min` and extras remain; members still below `min`, or exactly at it,
-//! become "potentially unfilled" with their remaining count. The unassigned partitions, sorted,
-//! are then dealt over a round-robin queue of those members (in Java `HashMap` order of their
-//! ids, as Kafka builds the queue from `potentiallyUnfilledMembers.keySet()`): a member below
-//! `min` takes one; a member at `min` takes one only while extras remain and then leaves the
-//! queue. Heterogeneous subscriptions run [`crate::uniform_heterogeneous`], a port of Kafka's
-//! `UniformHeterogeneousAssignmentBuilder`.
+//! `group-coordinator/src/main/java/org/apache/kafka/coordinator/group/assignor/UniformHomogeneousAssignmentBuilder.java`
+//! (after KAFKA-16864, 3.8+: quotas handed out one member at a time instead of 3.7's
+//! round-robin dealing, and 4.x's rule that a member below its quota gives its extra up to a
+//! later member); see [`homogeneous`]. The members iterate as the broker's `GroupSpec` holds
+//! them ([`crate::MemberOrder`]), the topics as a Java `HashSet` of their topic ids
+//! ([`crate::TopicId`]). Heterogeneous subscriptions run [`crate::uniform_heterogeneous`], a
+//! port of Kafka's `UniformHeterogeneousAssignmentBuilder`.
 
 use crate::common::{
-    by_member_id_into, fill_assignment, java_hashmap_order_into, reset_lists, JavaHashmapScratch,
-    PartitionIndex, Subscriptions,
+    by_member_id_into, fill_assignment, java_hashmap_capacity, java_hashmap_order_into,
+    java_hashset_copy_capacity, java_table_order, reset_lists, JavaHashmapScratch, PartitionIndex,
+    Subscriptions,
 };
 use crate::uniform_heterogeneous;
-use crate::{GroupAssignment, GroupInput, Tp};
-use std::collections::VecDeque;
+use crate::{GroupAssignment, GroupInput, MemberOrder, Tp};
 use std::ops::Range;
 
 /// The uniform assignment of `input`.
@@ -62,18 +61,18 @@ pub(crate) struct Scratch {
     current: Vec<(usize, Tp)>,
     /// Per member (input order): its run in `current`.
     spans: Vec<Range<usize>>,
-    /// Per global partition index: kept by its current owner.
-    assigned: Vec<bool>,
-    /// The potentially unfilled members with their remaining count, in member-id order.
+    /// The unfilled members with their remaining quota, in iteration order.
     unfilled: Vec<(usize, usize)>,
     /// The buffers of the Java `HashMap` order.
     hash_scratch: JavaHashmapScratch,
-    /// The unfilled members (indices into `unfilled`) in `HashMap` order.
-    hash_order: Vec<usize>,
-    /// The round-robin of the dealing.
-    queue: VecDeque<usize>,
-    /// Per member: what it still needs (see [`Dealing::remaining`]).
-    remaining: Vec<Option<usize>>,
+    /// The members in `GroupSpec.memberIds()` order.
+    iteration: Vec<usize>,
+    /// The subscribed topics in the order of the subscription's `HashSet<Uuid>`.
+    topic_order: Vec<u32>,
+    /// `assignRemainingPartitions`' list: partitions nobody holds, then the revoked ones.
+    unassigned: Vec<Tp>,
+    /// One member's current partitions in the order `maybeRevokePartitions` visits them.
+    run: Vec<Tp>,
 }
 
 impl Scratch {
@@ -116,24 +115,35 @@ impl Scratch {
             .collect()
     }
 
-    /// Members of `unfilled` in the iteration order of a Java `HashMap` keyed by their ids
-    /// (see [`crate::common::java_hashmap_order`]; equal buckets keep insertion order) into
-    /// `queue`, and their remaining counts into `remaining` (`n` members).
-    fn fill_round_robin(&mut self, input: &GroupInput, n: usize) {
-        let ids = self.unfilled.iter().map(|&(m, _)| input.members[m].id.as_str());
-        java_hashmap_order_into(ids, &mut self.hash_scratch, &mut self.hash_order);
-        self.queue.clear();
-        self.queue.extend(self.hash_order.iter().map(|&i| self.unfilled[i].0));
-        self.remaining.clear();
-        self.remaining.resize(n, None);
-        for &(m, r) in &self.unfilled {
-            self.remaining[m] = Some(r);
+    /// The members in `GroupSpec.memberIds()` order into `iteration` ([`MemberOrder`]).
+    fn fill_iteration_order(&mut self, input: &GroupInput) {
+        match input.member_order {
+            MemberOrder::Given => {
+                self.iteration.clear();
+                self.iteration.extend(0..input.members.len());
+            }
+            MemberOrder::JavaHashMap => {
+                let ids = input.members.iter().map(|m| m.id.as_str());
+                java_hashmap_order_into(ids, &mut self.hash_scratch, &mut self.iteration);
+            }
         }
     }
 }
 
-/// `OptimizedUniformAssignmentBuilder.buildAssignment` for identical subscriptions, into
-/// `out` (one sorted list per member).
+/// `UniformHomogeneousAssignmentBuilder.build` (Kafka 4.4.0) for identical subscriptions,
+/// into `out` (one sorted list per member).
+///
+/// `minimumMemberQuota = P / N`; the first `P % N` members in iteration order start with one
+/// more (`maybeRevokePartitions`). Each member keeps its current partitions up to its quota,
+/// topic by topic in its assignment map's order and partition by partition in its set's
+/// order ([`member_current_in_java_order`]); the rest are revoked to the end of the
+/// unassigned list. A member still below its quota that holds an extra gives the extra up
+/// while more members follow than extras remain (the `numberOfMembers - memberIndex >
+/// remainingMembersToGetAnExtraPartition` test of 4.4.0, so that a later member that already
+/// owns one more keeps it). `assignRemainingPartitions` then hands the unassigned list out
+/// in order: each unfilled member, in iteration order, takes its remaining quota in one run.
+/// The unassigned list starts with every partition no member holds, topics in the order of
+/// the subscription's `HashSet<Uuid>`, partitions ascending.
 fn homogeneous(
     input: &GroupInput,
     ix: &PartitionIndex,
@@ -142,49 +152,63 @@ fn homogeneous(
     out: &mut GroupAssignment,
 ) {
     let n = input.members.len();
-    let topics = || (0..input.topics.len() as u32).filter(|&t| subs.has(0, t));
-    let total: usize = topics().map(|t| ix.range(t).len()).sum();
+    scratch.fill_iteration_order(input);
+    let first = scratch.iteration[0];
+    scratch.topic_order.clear();
+    scratch.topic_order.extend((0..input.topics.len() as u32).filter(|&t| subs.has(first, t)));
+    let capacity = java_hashset_copy_capacity(scratch.topic_order.len());
+    order_topics(input, &mut scratch.topic_order, capacity);
+    let total: usize = scratch.topic_order.iter().map(|&t| ix.range(t).len()).sum();
     let min_quota = total / n;
     let mut extras = total % n;
     reset_lists(&mut out.partitions, n);
-    for list in &mut out.partitions {
-        list.reserve(min_quota + 1); // A no-op on buffers kept from an earlier call.
+    scratch.unassigned.clear();
+    for &t in &scratch.topic_order {
+        let range = ix.range(t);
+        let free = range.clone().filter(|&p| !scratch.taken[p]);
+        scratch
+            .unassigned
+            .extend(free.map(|p| Tp { topic: t, partition: (p - range.start) as u32 }));
     }
-    scratch.assigned.clear();
-    scratch.assigned.resize(ix.total(), false);
-    // Members with their remaining count to reach min, in insertion order.
     scratch.unfilled.clear();
-    for &m in &scratch.order {
-        let valid = &scratch.current[scratch.spans[m].clone()];
-        let retained = valid.len().min(min_quota);
-        let mut keep = retained;
-        if valid.len() > min_quota && extras > 0 {
-            keep += 1;
+    for index in 0..n {
+        let m = scratch.iteration[index];
+        let mut quota = min_quota;
+        let mut has_extra = false;
+        if extras > 0 {
+            quota += 1;
+            has_extra = true;
+        }
+        member_current_in_java_order(
+            input,
+            &scratch.current[scratch.spans[m].clone()],
+            &mut scratch.run,
+        );
+        for group in scratch.run.chunk_by(|a, b| a.topic == b.topic) {
+            let keep = group.len().min(quota);
+            out.partitions[m].extend_from_slice(&group[..keep]);
+            scratch.unassigned.extend_from_slice(&group[keep..]);
+            quota -= keep;
+        }
+        if quota > 0 && has_extra && n - index > extras {
+            quota -= 1;
+            has_extra = false;
+        }
+        if quota > 0 {
+            scratch.unfilled.push((m, quota));
+        }
+        if has_extra {
             extras -= 1;
         }
-        for &(p, tp) in &valid[..keep] {
-            out.partitions[m].push(tp);
-            scratch.assigned[p] = true;
-        }
-        if valid.len() <= min_quota {
-            scratch.unfilled.push((m, min_quota - valid.len()));
-        }
     }
-    scratch.fill_round_robin(input, n);
-    let queue = std::mem::take(&mut scratch.queue);
-    let remaining = std::mem::take(&mut scratch.remaining);
-    let mut dealing = Dealing { queue, remaining, extras };
-    for t in topics() {
-        let range = ix.range(t);
-        for p in range.clone().filter(|&p| !scratch.assigned[p]) {
-            if let Some(m) = dealing.taker() {
-                out.partitions[m].push(Tp { topic: t, partition: (p - range.start) as u32 });
-            }
-        }
+    let mut next = 0;
+    for &(m, quota) in &scratch.unfilled {
+        let take = quota.min(scratch.unassigned.len() - next);
+        out.partitions[m].extend_from_slice(&scratch.unassigned[next..next + take]);
+        next += take;
     }
-    (scratch.queue, scratch.remaining) = (dealing.queue, dealing.remaining);
-    // Each list is its kept partitions, ascending, then the dealt ones, ascending (`Tp`
-    // order is global index order).
+    // Kafka throws "Partitions were left unassigned" here; the quotas add up to the total.
+    debug_assert_eq!(next, scratch.unassigned.len(), "every partition handed out");
     for list in &mut out.partitions {
         if !list.windows(2).all(|w| w[0] < w[1]) {
             list.sort_unstable();
@@ -192,57 +216,43 @@ fn homogeneous(
     }
 }
 
-/// The round-robin of `assignRemainingPartitions` over the potentially unfilled members.
-struct Dealing {
-    /// Members still in the round-robin, the next one first.
-    queue: VecDeque<usize>,
-    /// Per member: the partitions it still needs to reach `min` (`None`: out of the queue).
-    remaining: Vec<Option<usize>>,
-    /// Members that may still go one above `min`.
-    extras: usize,
-}
-
-impl Dealing {
-    /// The member that takes the next partition: the first in the round-robin that will
-    /// (`None` after a full turn without one). A member at `min` once no extras are left can
-    /// never take one again: it leaves the queue when reached, instead of being passed over
-    /// at every partition (the members reached, in order, are the same; after a member
-    /// leaves the group, every other member at `min` was passed over for each of its
-    /// partitions).
-    fn taker(&mut self) -> Option<usize> {
-        let mut passed = 0; // Members passed over and put back this turn.
-        while passed < self.queue.len() {
-            let m = self.queue.pop_front().expect("passed < len");
-            let took = take_one(&mut self.remaining[m], &mut self.extras);
-            if self.remaining[m] == Some(0) && self.extras == 0 {
-                self.remaining[m] = None;
-            }
-            if self.remaining[m].is_some() {
-                self.queue.push_back(m);
-                passed += usize::from(!took);
-            }
-            if took {
-                return Some(m);
-            }
-        }
-        None
+/// Sorts `topics` (ascending indices) into the iteration order of a Java hash table of
+/// `capacity` buckets keyed by their topic ids; without ids (`input.topic_ids` empty) they
+/// stay in name order.
+fn order_topics(input: &GroupInput, topics: &mut [u32], capacity: usize) {
+    if input.topic_ids.len() == input.topics.len() && !input.topic_ids.is_empty() {
+        java_table_order(topics, capacity, |&t| input.topic_ids[t as usize].java_hash());
     }
 }
 
-/// `maybeAssignPartitionToMember`: whether the member takes the partition; `None` removes it
-/// from the potentially unfilled members.
-fn take_one(remaining: &mut Option<usize>, extras: &mut usize) -> bool {
-    match *remaining {
-        Some(r) if r > 0 => {
-            *remaining = if r == 1 && *extras == 0 { None } else { Some(r - 1) };
-            true
+/// A member's current partitions (`current`, ascending) in the order
+/// `maybeRevokePartitions` visits them into `run`: grouped by topic, topics in the order of
+/// the member's assignment map (a `HashMap<Uuid, Set<Integer>>` filled by `put`), each
+/// topic's partitions in the order of a `HashSet<Integer>` copied from the ascending list
+/// (by `partition & (capacity - 1)`: a member holding 34..=66 of a topic visits 64, 65, 66
+/// before 34, and keeps those when its quota shrinks).
+fn member_current_in_java_order(input: &GroupInput, current: &[(usize, Tp)], run: &mut Vec<Tp>) {
+    run.clear();
+    run.extend(current.iter().map(|&(_, tp)| tp));
+    if input.member_order == MemberOrder::Given {
+        return; // As listed: by topic name, then partition.
+    }
+    let several_topics = run.first().is_some_and(|f| run.iter().any(|tp| tp.topic != f.topic));
+    if several_topics {
+        // Rare (a member of several topics): allocating here costs nothing measurable.
+        let mut topics: Vec<u32> =
+            run.chunk_by(|a, b| a.topic == b.topic).map(|g| g[0].topic).collect();
+        let capacity = java_hashmap_capacity(topics.len());
+        order_topics(input, &mut topics, capacity);
+        let mut rank = vec![0usize; input.topics.len()];
+        for (r, &t) in topics.iter().enumerate() {
+            rank[t as usize] = r;
         }
-        Some(0) if *extras > 0 => {
-            *extras -= 1;
-            *remaining = None;
-            true
-        }
-        _ => false,
+        run.sort_by_key(|tp| (rank[tp.topic as usize], tp.partition));
+    }
+    for group in run.chunk_by_mut(|a, b| a.topic == b.topic) {
+        let capacity = java_hashset_copy_capacity(group.len());
+        java_table_order(group, capacity, |tp| tp.partition as i32);
     }
 }
 
@@ -251,78 +261,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Kafka's round-robin as written in `assignRemainingPartitions`: every member reached is
-    /// offered the partition, and put back unless it left (the reference of [`Dealing`]).
-    fn deal_by_rotation(d: &mut Dealing, partitions: usize) -> Vec<Option<usize>> {
-        let mut takers = Vec::new();
-        for _ in 0..partitions {
-            let (mut i, mut taker) = (0, None);
-            while i < d.queue.len() && taker.is_none() {
-                let m = d.queue.pop_front().expect("i < len");
-                if d.remaining[m].is_some() && take_one(&mut d.remaining[m], &mut d.extras) {
-                    taker = Some(m);
-                }
-                if d.remaining[m].is_some() {
-                    d.queue.push_back(m);
-                }
-                i += 1;
-            }
-            takers.push(taker);
-        }
-        takers
-    }
-
-    proptest! {
-        /// Dropping the members that can never take a partition again changes no taker.
-        #[test]
-        fn dealing_gives_every_partition_to_kafkas_taker(
-            needs in proptest::collection::vec(0usize..4, 0..30),
-            extras in 0usize..12,
-            partitions in 0usize..80,
-        ) {
-            let n = needs.len();
-            let dealing = || Dealing {
-                queue: (0..n).collect(),
-                remaining: needs.iter().map(|&r| Some(r)).collect(),
-                extras,
-            };
-            let mut reference = dealing();
-            let expected = deal_by_rotation(&mut reference, partitions);
-            let mut d = dealing();
-            let takers: Vec<Option<usize>> = (0..partitions).map(|_| d.taker()).collect();
-            prop_assert_eq!(takers, expected);
-            prop_assert_eq!(d.extras, reference.extras);
-        }
-    }
-
-    /// Members 0..3 at `min` (0 needed), member 3 needs 2, no extras: the first partition
-    /// passes over 0, 1, 2 (they leave) and goes to 3, the second to 3 again, the third to
-    /// nobody (3 is full and left; the queue is empty).
-    #[test]
-    fn members_at_min_leave_once_no_extras_are_left() {
-        let mut d = Dealing {
-            queue: (0..4).collect(),
-            remaining: vec![Some(0), Some(0), Some(0), Some(2)],
-            extras: 0,
-        };
-        assert_eq!(d.taker(), Some(3));
-        assert_eq!(d.queue, VecDeque::from(vec![3]));
-        assert_eq!(d.taker(), Some(3));
-        assert_eq!(d.taker(), None);
-        assert!(d.queue.is_empty());
-    }
-
-    /// The uniform assignor as it was before [`assign_into`] (a per-member list built and
-    /// converted at each step), kept as the reference the buffered version must equal.
+    /// Kafka 4.4.0's `UniformHomogeneousAssignmentBuilder` transcribed plainly (maps and
+    /// fresh vectors per call, as Java does), the reference the buffered version must equal.
     mod reference {
-        use super::super::Dealing;
         use crate::common::{
             by_member_id, java_hashmap_order, server_current, to_assignment, PartitionIndex,
             Subscriptions,
         };
         use crate::uniform_heterogeneous;
-        use crate::{GroupAssignment, GroupInput};
-        use std::collections::VecDeque;
+        use crate::{GroupAssignment, GroupInput, MemberOrder};
 
         pub(super) fn assign(input: &GroupInput) -> GroupAssignment {
             let ix = PartitionIndex::new(&input.topics);
@@ -332,59 +279,118 @@ mod tests {
             let per_member = if input.members.is_empty() {
                 Vec::new()
             } else if subs.all_equal() {
-                homogeneous(input, &ix, &subs, &order, &current)
+                homogeneous(input, &ix, &subs, &current)
             } else {
                 uniform_heterogeneous::assign(input, &ix, &subs, &current)
             };
             to_assignment(&ix, per_member)
         }
 
+        /// A Java hash table's bucket of `hash` in a table of `capacity`.
+        fn bucket(hash: i32, capacity: usize) -> usize {
+            let h = hash as u32;
+            ((h ^ (h >> 16)) as usize) % capacity
+        }
+
+        /// `new HashSet<>(c)` capacity on JDK 17.
+        fn copy_capacity(len: usize) -> usize {
+            (((len as f32 / 0.75f32) as usize) + 1).max(16).next_power_of_two()
+        }
+
+        fn topic_hash(input: &GroupInput, t: u32) -> i32 {
+            if input.topic_ids.is_empty() {
+                0 // No ids: one bucket, insertion (name) order.
+            } else {
+                input.topic_ids[t as usize].java_hash()
+            }
+        }
+
         fn homogeneous(
             input: &GroupInput,
             ix: &PartitionIndex,
             subs: &Subscriptions,
-            order: &[usize],
             current: &[Vec<usize>],
         ) -> Vec<Vec<usize>> {
             let n = input.members.len();
-            let topics = subs.topics_of(0);
+            let ids: Vec<&str> = input.members.iter().map(|m| m.id.as_str()).collect();
+            let members: Vec<usize> = match input.member_order {
+                MemberOrder::Given => (0..n).collect(),
+                MemberOrder::JavaHashMap => java_hashmap_order(&ids),
+            };
+            let mut topics = subs.topics_of(members[0]);
+            let capacity = copy_capacity(topics.len());
+            topics.sort_by_key(|&t| bucket(topic_hash(input, t), capacity));
+            let held: Vec<bool> = {
+                let mut held = vec![false; ix.total()];
+                current.iter().flatten().for_each(|&p| held[p] = true);
+                held
+            };
+            let mut unassigned: Vec<usize> =
+                topics.iter().flat_map(|&t| ix.range(t)).filter(|&p| !held[p]).collect();
             let total: usize = topics.iter().map(|&t| ix.range(t).len()).sum();
             let min_quota = total / n;
-            let mut extras = total % n;
-            let mut per_member: Vec<Vec<usize>> = vec![Vec::new(); n];
-            let mut assigned = vec![false; ix.total()];
+            let mut remaining_extras = total % n;
+            let mut target: Vec<Vec<usize>> = vec![Vec::new(); n];
             let mut unfilled: Vec<(usize, usize)> = Vec::new();
-            for &m in order {
-                let valid = &current[m];
-                let mut keep = valid.len().min(min_quota);
-                if valid.len() > min_quota && extras > 0 {
-                    keep += 1;
-                    extras -= 1;
+            for (member_index, &m) in members.iter().enumerate() {
+                let mut quota = min_quota;
+                let mut has_extra = false;
+                if remaining_extras > 0 {
+                    quota += 1;
+                    has_extra = true;
                 }
-                for &p in &valid[..keep] {
-                    per_member[m].push(p);
-                    assigned[p] = true;
+                let mut my_topics: Vec<u32> = current[m].iter().map(|&p| ix.topic_of(p)).collect();
+                my_topics.dedup();
+                let map_capacity = {
+                    let mut c = 16;
+                    while my_topics.len() * 4 > c * 3 {
+                        c *= 2;
+                    }
+                    c
+                };
+                my_topics.sort_by_key(|&t| bucket(topic_hash(input, t), map_capacity));
+                for t in my_topics {
+                    let range = ix.range(t);
+                    let mut partitions: Vec<usize> =
+                        current[m].iter().copied().filter(|p| range.contains(p)).collect();
+                    let set_capacity = copy_capacity(partitions.len());
+                    partitions.sort_by_key(|&p| bucket((p - range.start) as i32, set_capacity));
+                    if partitions.len() <= quota {
+                        quota -= partitions.len();
+                        target[m].extend(partitions);
+                    } else {
+                        for p in partitions {
+                            if quota > 0 {
+                                quota -= 1;
+                                target[m].push(p);
+                            } else {
+                                unassigned.push(p);
+                            }
+                        }
+                    }
                 }
-                if valid.len() <= min_quota {
-                    unfilled.push((m, min_quota - valid.len()));
+                if quota > 0 && has_extra && n - member_index > remaining_extras {
+                    quota -= 1;
+                    has_extra = false;
+                }
+                if quota > 0 {
+                    unfilled.push((m, quota));
+                }
+                if has_extra {
+                    remaining_extras -= 1;
                 }
             }
-            let ids: Vec<&str> =
-                unfilled.iter().map(|&(m, _)| input.members[m].id.as_str()).collect();
-            let mut remaining = vec![None; n];
-            for &(m, r) in &unfilled {
-                remaining[m] = Some(r);
-            }
-            let queue: VecDeque<usize> =
-                java_hashmap_order(&ids).into_iter().map(|i| unfilled[i].0).collect();
-            let unassigned = topics.iter().flat_map(|&t| ix.range(t)).filter(|&p| !assigned[p]);
-            let mut dealing = Dealing { queue, remaining, extras };
-            for p in unassigned {
-                if let Some(m) = dealing.taker() {
-                    per_member[m].push(p);
+            let mut next = 0;
+            for (m, quota) in unfilled {
+                for _ in 0..quota {
+                    if next < unassigned.len() {
+                        target[m].push(unassigned[next]);
+                        next += 1;
+                    }
                 }
             }
-            per_member
+            assert_eq!(next, unassigned.len(), "Partitions were left unassigned");
+            target
         }
     }
 
@@ -427,7 +433,7 @@ mod tests {
                 }
             })
             .collect();
-        GroupInput { topics, members, source_count: None }
+        GroupInput { topics, members, ..GroupInput::default() }
     }
 
     /// `input` after a rebalance: every member owns what `assignment` gave it, sorted, then
@@ -492,7 +498,7 @@ mod tests {
                 member("m2", &[6, 7]),
                 member("n", &[]),
             ],
-            source_count: None,
+            ..GroupInput::default()
         };
         let mut scratch = Scratch::default();
         let mut out = GroupAssignment::default();

@@ -24,7 +24,7 @@ const RR_Y: &str = "consumer-group-one-1-d227d230-8adc-4d4e-a092-77b63c07855a";
 fn two_topics(a: (&str, &[&str]), b: (&str, &[&str])) -> GroupInput {
     let topics = topics(&[(ONE, 9), (TWO, 9)]);
     let members = vec![member(&topics, a.0, a.1), member(&topics, b.0, b.1)];
-    GroupInput { topics, members, source_count: None }
+    GroupInput { topics, members, ..GroupInput::default() }
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn range_javadoc_example() {
     // C1 [t0p2, t1p2].
     let topics = topics(&[("t0", 3), ("t1", 3)]);
     let members = vec![member(&topics, "C1", &["t0", "t1"]), member(&topics, "C0", &["t0", "t1"])];
-    let input = GroupInput { topics, members, source_count: None };
+    let input = GroupInput { topics, members, ..GroupInput::default() };
     let a = run(AssignorName::Range, &input);
     assert_eq!(names(&input, &a, "C0"), vec!["t0-0", "t0-1", "t1-0", "t1-1"]);
     assert_eq!(names(&input, &a, "C1"), vec!["t0-2", "t1-2"]);
@@ -100,7 +100,7 @@ fn roundrobin_javadoc_examples() {
     let topics_eq = topics(&[("t0", 3), ("t1", 3)]);
     let members =
         vec![member(&topics_eq, "C0", &["t0", "t1"]), member(&topics_eq, "C1", &["t0", "t1"])];
-    let input = GroupInput { topics: topics_eq, members, source_count: None };
+    let input = GroupInput { topics: topics_eq, members, ..GroupInput::default() };
     let a = run(AssignorName::RoundRobin, &input);
     assert_eq!(names(&input, &a, "C0"), vec!["t0-0", "t0-2", "t1-1"]);
     assert_eq!(names(&input, &a, "C1"), vec!["t0-1", "t1-0", "t1-2"]);
@@ -112,7 +112,7 @@ fn roundrobin_javadoc_examples() {
         member(&t, "C1", &["t0", "t1"]),
         member(&t, "C2", &["t0", "t1", "t2"]),
     ];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     let a = run(AssignorName::RoundRobin, &input);
     assert_eq!(names(&input, &a, "C0"), vec!["t0-0"]);
     assert_eq!(names(&input, &a, "C1"), vec!["t1-0"]);
@@ -126,7 +126,7 @@ fn more_members_than_partitions() {
     let t = topics(&[("t", 2)]);
     let members =
         vec![member(&t, "c2", &["t"]), member(&t, "c0", &["t"]), member(&t, "c1", &["t"])];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     for name in [AssignorName::Range, AssignorName::RoundRobin] {
         let a = run(name, &input);
         assert_eq!(names(&input, &a, "c0"), vec!["t-0"], "{name}");
@@ -145,7 +145,7 @@ fn static_members_sort_first_by_instance_id() {
         ..member(&t, id, &["t"])
     };
     let members = vec![member(&t, "a", &["t"]), with_gi("b", "z"), with_gi("c", "y")];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     let a = run(AssignorName::Range, &input);
     assert_eq!(names(&input, &a, "c"), vec!["t-0"]);
     assert_eq!(names(&input, &a, "b"), vec!["t-1"]);
@@ -157,7 +157,7 @@ fn topics_nobody_subscribes_to_stay_unassigned() {
     // "unused" (5 partitions) has no subscriber; "t" (2) is split c0 p0, c1 p1.
     let t = topics(&[("t", 2), ("unused", 5)]);
     let members = vec![member(&t, "c0", &["t"]), member(&t, "c1", &["t"])];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     for name in [
         AssignorName::Range,
         AssignorName::RoundRobin,
@@ -179,7 +179,7 @@ fn range_is_per_topic_so_extras_pile_up() {
     let t = topics(&[("x", 4), ("y", 4), ("z", 4)]);
     let all = ["x", "y", "z"];
     let members = vec![member(&t, "a", &all), member(&t, "b", &all), member(&t, "c", &all)];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     let a = run(AssignorName::Range, &input);
     assert_eq!(names(&input, &a, "a"), vec!["x-0", "x-1", "y-0", "y-1", "z-0", "z-1"]);
     assert_eq!(names(&input, &a, "b"), vec!["x-2", "y-2", "z-2"]);

@@ -75,7 +75,7 @@ fn build(s: &Spec, with_claims: bool) -> GroupInput {
             }
         })
         .collect();
-    GroupInput { topics, members, source_count: None }
+    GroupInput { topics, members, ..GroupInput::default() }
 }
 
 fn run(name: AssignorName, input: &GroupInput) -> GroupAssignment {
@@ -232,14 +232,14 @@ proptest! {
 #[test]
 fn empty_group_and_manual_assign_nothing() {
     let topics = vec![Topic { name: "t".into(), partitions: 4 }];
-    let empty = GroupInput { topics: topics.clone(), members: vec![], source_count: None };
+    let empty = GroupInput { topics: topics.clone(), members: vec![], ..GroupInput::default() };
     for name in COMPLETE {
         assert!(run(name, &empty).partitions.is_empty(), "{name}");
     }
     let one = GroupInput {
         topics,
         members: vec![Member { id: "m".into(), topics: vec![0], ..Member::default() }],
-        source_count: None,
+        ..GroupInput::default()
     };
     assert_eq!(run(AssignorName::None, &one).partitions, vec![Vec::<Tp>::new()]);
     // A lone member gets all 4 partitions from every complete assignor.

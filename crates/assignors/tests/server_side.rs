@@ -14,20 +14,23 @@ fn owned_group(t: &[assignors::Topic], spec: &[(&str, &[&str])]) -> GroupInput {
         .iter()
         .map(|&(id, owned)| Member { owned: tps(t, owned), ..member(t, id, &subscribed) })
         .collect();
-    GroupInput { topics: t.to_vec(), members, source_count: None }
+    GroupInput { topics: t.to_vec(), members, ..GroupInput::default() }
 }
 
 #[test]
 fn uniform_fresh_group() {
-    // 7 over a, b, c: min 2, 1 extra. All unfilled with 2; queue in HashMap order of "a"
-    // (97 -> bucket 1), "b" (2), "c" (3). t-0 a, t-1 b, t-2 c, t-3 a, t-4 b, t-5 c (each now at
-    // 0 remaining, kept: an extra is left), t-6 a (takes the extra, leaves).
+    // Kafka 4.4.0 `UniformHomogeneousAssignmentBuilder`: 7 over a, b, c, min 2, 1 extra.
+    // Members iterate in HashMap order of "a" (97 -> bucket 1), "b" (2), "c" (3). a starts
+    // with quota 3 and the extra, holds nothing, and gives the extra up because 3 members
+    // remain for 1 extra (3 - 0 > 1): quota 2. b likewise (3 - 1 = 2 > 1): quota 2. c keeps
+    // it (3 - 2 = 1, not > 1): quota 3. The unassigned t-0..t-6 go out in runs: a t-0 t-1, b
+    // t-2 t-3, c t-4 t-5 t-6.
     let t = topics(&[("t", 7)]);
     let input = owned_group(&t, &[("c", &[]), ("a", &[]), ("b", &[])]);
     let a = run(AssignorName::Uniform, &input);
-    assert_eq!(names(&input, &a, "a"), vec!["t-0", "t-3", "t-6"]);
-    assert_eq!(names(&input, &a, "b"), vec!["t-1", "t-4"]);
-    assert_eq!(names(&input, &a, "c"), vec!["t-2", "t-5"]);
+    assert_eq!(names(&input, &a, "a"), vec!["t-0", "t-1"]);
+    assert_eq!(names(&input, &a, "b"), vec!["t-2", "t-3"]);
+    assert_eq!(names(&input, &a, "c"), vec!["t-4", "t-5", "t-6"]);
 }
 
 #[test]
@@ -63,16 +66,63 @@ fn consumer_range_fresh_equals_classic_range() {
 }
 
 #[test]
-fn consumer_range_is_sticky() {
-    // a owns t-0, t-1; b owns t-2; c joins. 3 over 3: min 1, extras 0. a keeps t-0 (its
-    // lowest); b keeps t-2 (unfilled with 0); c unfilled with 1 takes the free t-1. Classic
-    // range would move two partitions (a t-0, b t-1, c t-2); this moves one.
+fn consumer_range_ignores_the_current_assignment() {
+    // Kafka 4.4.0's server-side range (KAFKA-16944, 3.9+) is plain ranges: a owns t-0, t-1, b
+    // owns t-2, c joins; 3 over 3 (min 1, no extras) in member-id order gives a t-0, b t-1,
+    // c t-2, moving two partitions where 3.8's sticky version kept a's t-0 and b's t-2 and
+    // moved one.
     let t = topics(&[("t", 3)]);
     let input = owned_group(&t, &[("a", &["t-0", "t-1"]), ("b", &["t-2"]), ("c", &[])]);
     let a = run(AssignorName::ConsumerRange, &input);
     assert_eq!(names(&input, &a, "a"), vec!["t-0"]);
-    assert_eq!(names(&input, &a, "b"), vec!["t-2"]);
-    assert_eq!(names(&input, &a, "c"), vec!["t-1"]);
+    assert_eq!(names(&input, &a, "b"), vec!["t-1"]);
+    assert_eq!(names(&input, &a, "c"), vec!["t-2"]);
+}
+
+#[test]
+fn consumer_range_puts_static_members_first() {
+    // `sortMemberIds`: members with a group.instance.id first, by it, then the others by
+    // member id. 5 over z (instance "i1"), a (no instance), m (instance "i0"): m, z, a; min 1,
+    // 2 extras: m t-0 t-1, z t-2 t-3, a t-4.
+    let t = topics(&[("t", 5)]);
+    let mut input = owned_group(&t, &[("z", &[]), ("a", &[]), ("m", &[])]);
+    input.members[0].group_instance_id = Some("i1".into());
+    input.members[2].group_instance_id = Some("i0".into());
+    let a = run(AssignorName::ConsumerRange, &input);
+    assert_eq!(names(&input, &a, "m"), vec!["t-0", "t-1"]);
+    assert_eq!(names(&input, &a, "z"), vec!["t-2", "t-3"]);
+    assert_eq!(names(&input, &a, "a"), vec!["t-4"]);
+}
+
+#[test]
+fn uniform_visits_topics_by_topic_id_hash_and_keeps_partitions_in_hashset_order() {
+    // Two topics with Kafka's test ids: t1 = topic1's id (hash 418407434, bucket 10 of 16),
+    // t3 = topic3's (365927798, bucket 9): t3's partitions are handed out first. A and B,
+    // 3 + 2 partitions, min 2, 1 extra: A (first, 2 - 0 > 1) gives the extra up, so A takes
+    // t3-0 t3-1 and B t1-0 t1-1 t1-2 (what the 4.4.0 jar answers: scripts/real/assignor_diff.py).
+    let t = topics(&[("t1", 3), ("t3", 2)]);
+    let mut input = owned_group(&t, &[("A", &[]), ("B", &[])]);
+    input.topic_ids = ["T1-A4s3VTwiI5CTbEp6POw", "T3-CU8fVTLCz5YMkLoDQsa"]
+        .iter()
+        .map(|s| assignors::TopicId::parse(s).unwrap())
+        .collect();
+    let a = run(AssignorName::Uniform, &input);
+    assert_eq!(names(&input, &a, "A"), vec!["t3-0", "t3-1"]);
+    assert_eq!(names(&input, &a, "B"), vec!["t1-0", "t1-1", "t1-2"]);
+    // `maybeRevokePartitions` keeps a member's partitions in the order of its HashSet, not
+    // ascending. a holds 0..=6 and 30..=39 of t (17 partitions, copied into a HashSet of 32
+    // buckets: 17 / .75 + 1 = 23 -> 32); b, c, d join: 40 over 4, quota 10. The set visits
+    // bucket 0 (0, 32), 1 (1, 33), 2 (2, 34), 3 (3, 35), 4 (4, 36), 5 (5, 37), 6 (6, 38), 7
+    // (39), 30, 31: a keeps the first ten, 0-4 and 32-36 (ascending it would keep 0-6, 30-32).
+    let t = topics(&[("t", 40)]);
+    let owned: Vec<String> = (30..40).chain(0..7).map(|p| format!("t-{p}")).collect();
+    let owned: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let input = owned_group(&t, &[("a", &owned), ("b", &[]), ("c", &[]), ("d", &[])]);
+    let a = run(AssignorName::Uniform, &input);
+    assert_eq!(
+        names(&input, &a, "a"),
+        vec!["t-0", "t-1", "t-2", "t-3", "t-4", "t-32", "t-33", "t-34", "t-35", "t-36"]
+    );
 }
 
 #[test]
@@ -106,6 +156,7 @@ fn modulo_uses_the_client_rule_with_source_count() {
             node("m3", None),
         ],
         source_count: Some(3),
+        ..GroupInput::default()
     };
     let a = run(AssignorName::Modulo, &input);
     assert_eq!(names(&input, &a, "m0"), vec!["t-1"]);

@@ -20,7 +20,7 @@ fn group(t: &[Topic], spec: &[(&str, &[&str], i32)]) -> GroupInput {
             ..member(t, id, &["t"])
         })
         .collect();
-    GroupInput { topics: t.to_vec(), members, source_count: None }
+    GroupInput { topics: t.to_vec(), members, ..GroupInput::default() }
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn unequal_subscriptions_general_case() {
     // x-0, x-1 (2 eligible) to the least loaded: a (0) gets x-0, then a (1) vs b (4): x-1 -> a.
     let t = topics(&[("x", 2), ("y", 4)]);
     let members = vec![member(&t, "a", &["x"]), member(&t, "b", &["x", "y"])];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     let a = run(AssignorName::Sticky, &input);
     assert_eq!(names(&input, &a, "a"), vec!["x-0", "x-1"]);
     assert_eq!(names(&input, &a, "b"), vec!["y-0", "y-1", "y-2", "y-3"]);
@@ -157,7 +157,7 @@ fn unequal_subscriptions_cooperative_withholds_moves() {
             ..member(&t, "b", &["x", "y"])
         },
     ];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     let e = run(AssignorName::Sticky, &input);
     assert_eq!(names(&input, &e, "a"), vec!["x-0"]);
     assert_eq!(names(&input, &e, "b"), vec!["x-1", "y-0"]);
@@ -180,7 +180,7 @@ fn kept_claims_are_the_lowest_partition_numbers_across_topics() {
         },
         member(&t, "c1", &["a", "b"]),
     ];
-    let input = GroupInput { topics: t, members, source_count: None };
+    let input = GroupInput { topics: t, members, ..GroupInput::default() };
     let a = run(AssignorName::Sticky, &input);
     assert_eq!(names(&input, &a, "c0"), vec!["a-0", "b-0"]);
     assert_eq!(names(&input, &a, "c1"), vec!["a-1", "b-1"]);

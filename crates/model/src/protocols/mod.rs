@@ -72,7 +72,7 @@ impl Group {
                 Group::Classic(ClassicGroup::new(scenario, partition_counts))
             }
             Protocol::Consumer => {
-                Group::Kip848(CgSide::new(scenario, protocol.assignor, partition_counts))
+                Group::Kip848(CgSide::new(scenario, protocol.assignor, partition_counts, streams))
             }
             Protocol::TubemqServer => Group::TubemqServer(ServerSide::new(scenario, streams)),
             Protocol::TubemqClient => Group::TubemqClient(ClientSide::new(scenario)),

@@ -127,7 +127,7 @@ impl Consumer {
                 }
             })
             .collect();
-        let input = GroupInput { topics: env.topics.to_vec(), members, source_count: None };
+        let input = GroupInput { topics: env.topics.to_vec(), members, ..GroupInput::default() };
         let result = assignors::assign(self.params.assignor, &input, env.assignor_rng);
         let mut assignment: Vec<(MemberId, Vec<Tp>)> =
             input.members.iter().map(|m| m.id.clone()).zip(result.partitions).collect();

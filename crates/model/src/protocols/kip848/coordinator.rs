@@ -30,7 +30,7 @@ use crate::types::{
     CgHeartbeat, CgHeartbeatOk, Conn, LeaveReason, MemberId, Outbox, ProtocolError, ToCoordinator,
     ToMember, Tp, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
-use assignors::{AssignScratch, AssignorName, GroupAssignment, GroupInput, Member, Topic};
+use assignors::{AssignScratch, AssignorName, GroupAssignment, GroupInput, Member, Topic, TopicId};
 use sim_core::{SimRng, SimTime};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -153,6 +153,8 @@ pub struct ConsumerGroupCoordinator {
     spare_members: Vec<Member>,
     /// The assignor's topics, kept between bumps (rebuilt where the partition counts change).
     assignor_topics: Vec<Topic>,
+    /// Each topic's Kafka topic id (the uniform assignor's topic order depends on them).
+    topic_ids: Vec<TopicId>,
     /// The assignor's working buffers, kept between bumps.
     scratch: AssignScratch,
     /// The last target assignment, in member-id order, whose lists are swapped with the
@@ -167,7 +169,11 @@ pub struct ConsumerGroupCoordinator {
 
 impl ConsumerGroupCoordinator {
     /// An empty group over topics with these partition counts.
-    pub fn new(params: CgParams, partition_counts: Vec<u32>) -> ConsumerGroupCoordinator {
+    pub fn new(
+        params: CgParams,
+        partition_counts: Vec<u32>,
+        topic_ids: Vec<TopicId>,
+    ) -> ConsumerGroupCoordinator {
         ConsumerGroupCoordinator {
             params,
             group_epoch: 0,
@@ -179,6 +185,7 @@ impl ConsumerGroupCoordinator {
             assignor_members: Vec::new(),
             spare_members: Vec::new(),
             assignor_topics: Vec::new(),
+            topic_ids,
             scratch: AssignScratch::default(),
             assignment: GroupAssignment::default(),
             unreconciled_from: RefCell::new(None),
@@ -435,11 +442,14 @@ impl ConsumerGroupCoordinator {
         self.refresh_topics();
         let members = self.assignor_view(self.assignor_topics.len());
         let topics = std::mem::take(&mut self.assignor_topics);
-        let input = GroupInput { topics, members, source_count: None };
+        let topic_ids = std::mem::take(&mut self.topic_ids);
+        // `member_order` is the broker's: a Java `HashMap` of the member ids.
+        let input = GroupInput { topics, members, topic_ids, ..GroupInput::default() };
         let (scratch, out) = (&mut self.scratch, &mut self.assignment);
         assignors::assign_into(self.params.assignor, &input, rng, scratch, out);
         self.assignor_topics = input.topics;
         self.assignor_members = input.members;
+        self.topic_ids = input.topic_ids;
     }
 
     /// Brings the assignor's topics in line with the partition counts.
@@ -690,7 +700,7 @@ mod tests {
             heartbeat_interval: t(5000),
             assignor: AssignorName::Uniform,
         };
-        ConsumerGroupCoordinator::new(params, vec![4])
+        ConsumerGroupCoordinator::new(params, vec![4], Vec::new())
     }
 
     /// Each of the coordinator's facts names a hand-broken state.
@@ -765,7 +775,8 @@ mod tests {
         let input = GroupInput {
             topics: c.assignor_topics.clone(),
             members: c.assignor_members.clone(),
-            source_count: None,
+            topic_ids: c.topic_ids.clone(),
+            ..GroupInput::default()
         };
         let mut rng = RngStreams::new(1).stream("assignor");
         let fresh = assignors::assign(c.params.assignor, &input, &mut rng);

@@ -15,9 +15,10 @@ use crate::protocols::kip848::coordinator::{
 use crate::protocols::Group;
 use crate::types::{Conn, Tp};
 use crate::world::{Ev, OpenRebalance, World};
-use assignors::AssignorName;
+use assignors::{AssignorName, TopicId};
+use rand::RngCore;
 use scenario::Scenario;
-use sim_core::{SimTime, TimerId};
+use sim_core::{RngStreams, SimRng, SimTime, TimerId};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The KIP-848 coordinator and its timer handles.
@@ -35,13 +36,15 @@ impl CgSide {
         scenario: &Scenario,
         assignor: AssignorName,
         partition_counts: Vec<u32>,
+        streams: &RngStreams,
     ) -> CgSide {
         let cg_params = CgParams {
             session_timeout: scenario.broker.group_consumer_session_timeout,
             heartbeat_interval: scenario.broker.group_consumer_heartbeat_interval,
             assignor,
         };
-        let coord = ConsumerGroupCoordinator::new(cg_params, partition_counts);
+        let topic_ids = draw_topic_ids(partition_counts.len(), &mut streams.stream("topic-ids"));
+        let coord = ConsumerGroupCoordinator::new(cg_params, partition_counts, topic_ids);
         CgSide { coord, timers: BTreeMap::new(), close_blocker: None }
     }
 
@@ -174,4 +177,20 @@ impl World<'_> {
         let consumer = self.slots[slot].consumer.as_ref().expect("live consumer");
         consumer.owned_generation() == epoch && consumer.owns_exactly(assigned)
     }
+}
+
+/// One Kafka topic id per topic, as a broker draws them at topic creation (`Uuid.randomUuid()`,
+/// a version-4 UUID), from the run's own `topic-ids` stream: the uniform assignor visits topics
+/// in the order of a Java `HashSet` of their ids, which a real cluster does not fix either.
+fn draw_topic_ids(topics: usize, rng: &mut SimRng) -> Vec<TopicId> {
+    (0..topics)
+        .map(|_| {
+            let (msb, lsb) = (rng.next_u64(), rng.next_u64());
+            // java.util.UUID.randomUUID: version 4 in msb bits 12..16, IETF variant in lsb.
+            TopicId {
+                msb: (msb & !0xF000) | 0x4000,
+                lsb: (lsb & !(0xC000u64 << 48)) | (0x8000u64 << 48),
+            }
+        })
+        .collect()
 }

@@ -358,7 +358,7 @@ impl TubeMqMaster {
                 }
             })
             .collect();
-        let input = GroupInput { topics: self.topics.clone(), members, source_count: None };
+        let input = GroupInput { topics: self.topics.clone(), members, ..GroupInput::default() };
         let result = assignors::assign(AssignorName::Modulo, &input, rng);
         let mut plan = BTreeMap::new();
         for (conn, tps) in conns.iter().zip(result.partitions) {
