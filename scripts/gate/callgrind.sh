@@ -33,7 +33,7 @@ mkdir -p "$work/inputs"
 
 # The cuts of the reference, as files (scripts/gate/cuts.sh).
 source scripts/gate/cuts.sh  # (the working folder is the repository root here)
-reference_cut sims/bench/large-rolling-restart.toml restart-240s 240s 60s "$work/inputs"
+reference_cut sims/bench/large-rolling-restart.toml restart-240s 240s 60s "$work/inputs" 175ms
 reference_cut sims/bench/large-rolling-restart-stochastic.toml stochastic-13s 13s none "$work/inputs"
 
 for name in restart-240s stochastic-13s; do

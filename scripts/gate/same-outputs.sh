@@ -31,9 +31,9 @@ mkdir -p "$work/inputs"
 
 # The cuts of the reference, as files (scripts/gate/cuts.sh).
 source scripts/gate/cuts.sh  # (the working folder is the repository root here)
-reference_cut sims/bench/large-rolling-restart.toml restart-240s 240s 60s "$work/inputs"
+reference_cut sims/bench/large-rolling-restart.toml restart-240s 240s 60s "$work/inputs" 175ms
 reference_cut sims/bench/large-rolling-restart-stochastic.toml stochastic-20s 20s none "$work/inputs"
-reference_cut sims/bench/large-rolling-restart-stochastic.toml stochastic-60s 60s 20s "$work/inputs"
+reference_cut sims/bench/large-rolling-restart-stochastic.toml stochastic-60s 60s 20s "$work/inputs" 35ms
 
 inputs=("$PWD"/sims/*.toml "$PWD"/sims/real/*.toml "$work"/inputs/*.toml)
 sweep_files=("$PWD"/sims/sweeps/*.toml)
