@@ -7,7 +7,7 @@
 // puts the members into a `new HashMap<>()` (so `GroupSpec.memberIds()` iterates in HashMap
 // order of the member ids), and each member's current assignment comes from its target
 // assignment record (`Assignment.fromRecord`: a HashMap of topic id to an unmodifiable
-// `new HashSet<>(partitions)`). Topic ids are the request's `topic_ids`.
+// `new HashSet<>(partitions)`), topics put in by name. Topic ids are the request's `topic_ids`.
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
@@ -64,12 +64,22 @@ public class AssignorOracle {
         Set<Uuid> firstSubscription = null;
         for (JsonNode m : request.get("members")) {
             String memberId = m.get("id").asText();
-            Set<Uuid> subscribed = new HashSet<>();
-            for (JsonNode t : m.get("topics")) subscribed.add(ids.get(t.asText()));
+            Set<Uuid> subscribed = new java.util.LinkedHashSet<>();
+            List<String> topicNames = new ArrayList<>();
+            for (JsonNode t : m.get("topics")) topicNames.add(t.asText());
+            Collections.sort(topicNames);
+            for (String name : topicNames) subscribed.add(ids.get(name));
             if (firstSubscription == null) firstSubscription = subscribed;
             homogeneous &= subscribed.equals(firstSubscription);
-            Map<Uuid, List<Integer>> ownedLists = new TreeMap<>();
+            // Topics go in by name (the request's order), the order the model assumes for topic
+            // ids that share a bucket (their insertion order in the broker is history it does
+            // not keep).
+            Map<Uuid, List<Integer>> ownedLists = new java.util.LinkedHashMap<>();
+            List<String> ownedNames = new ArrayList<>();
             if (m.has("owned")) {
+                for (JsonNode tp : m.get("owned")) ownedNames.add(tp.get(0).asText());
+                Collections.sort(ownedNames);
+                for (String name : ownedNames) ownedLists.putIfAbsent(ids.get(name), new ArrayList<>());
                 for (JsonNode tp : m.get("owned")) {
                     Uuid topic = ids.get(tp.get(0).asText());
                     ownedLists.computeIfAbsent(topic, k -> new ArrayList<>()).add(tp.get(1).asInt());
