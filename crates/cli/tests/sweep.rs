@@ -68,7 +68,11 @@ fn bad_merge_and_check_input_exits_2() {
     std::fs::write(dir.path().join("results/check.toml"), "[[runs]]\ndir = \"x\"\n").unwrap();
     let o = sim(dir.path(), &["check"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("key `runs`: unknown; allowed: metrics, run, sweep"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("key `runs`: unknown; allowed: metrics, run, sweep"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 const TINY_SWEEP: &str = r#"name = "tiny-sweep"
@@ -110,7 +114,9 @@ fn sweep_jobs_shards_and_merge_give_the_same_bytes() {
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
     // Header, a row per cell and protocol, and the legend of the ± cells.
     assert_eq!(table.lines().count(), 1 + 3 * 2 + 1, "{table}");
-    assert!(table.ends_with("half-width of its 95% confidence interval; no ± when the runs agree)\n"));
+    assert!(
+        table.ends_with("half-width of its 95% confidence interval; no ± when the runs agree)\n")
+    );
     assert!(table.contains("eager:range") && table.contains("cooperative:cooperative-sticky"));
     let runs = String::from_utf8(read(&d.join("one"), "runs.csv")).unwrap();
     assert_eq!(runs.lines().count(), 25);
