@@ -74,7 +74,8 @@ fn scale_out_moves_three_partitions_without_stopping_the_world() {
     assert_eq!((reb.trigger.as_str(), reb.rounds, reb.members), ("join", 1, 4));
     assert_eq!(reb.partitions_moved, 6);
     assert!(r.ownership.iter().all(|o| o.state != "stop-the-world" || o.start_s < 20.0));
-    for protocol in ["consumer:uniform"] {
+    {
+        let protocol = "consumer:uniform";
         let r = run(&s, protocol);
         let sum = r.summary.as_ref().unwrap();
         assert_eq!(r.rebalances.len(), 2, "{protocol}");
