@@ -69,28 +69,12 @@ pub const RULE_KEYS: &[&str] = &["worse", "relative", "absolute", "max", "min", 
 
 /// The summary columns a rule may name (the metrics of `summary.csv`, without its key and
 /// identity columns).
-pub const METRIC_NAMES: &[&str] = &[
-    "duration_s",
-    "partitions",
-    "records_produced",
-    "records_processed",
-    "records_reprocessed",
-    "records_lost",
-    "final_lag",
-    "downtime_partition_s",
-    "downtime_episode_ms_p50",
-    "downtime_episode_ms_p99",
-    "downtime_episode_ms_max",
-    "stop_the_world_s",
-    "rebalances",
-    "rebalance_ms_p50",
-    "rebalance_ms_max",
-    "partitions_moved",
-    "e2e_latency_ms_p50",
-    "e2e_latency_ms_p99",
-    "e2e_latency_ms_max",
-    "events",
-];
+pub const METRIC_NAMES: &[&str] =
+    <metrics::SummaryRow as metrics::Columns>::COLUMNS.split_at(IDENTITY_COLUMNS).1;
+
+/// `summary.csv`'s leading columns that name a run rather than measure it (scenario,
+/// protocol, assignor, static_membership, seed).
+const IDENTITY_COLUMNS: usize = 5;
 
 /// Columns ignored unless a rule names them: bookkeeping (`events`) and derived ones.
 const IGNORED_BY_DEFAULT: &[&str] = &["events", "records_processed", "scenario", "seed"];
