@@ -15,7 +15,7 @@
 //! (chaos mode reports a broken fact as a violation of that name).
 
 use crate::types::Tp;
-use crate::world::World;
+use crate::world::{Stepper, World};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -63,7 +63,7 @@ pub fn assert_holds(broken: Option<Broken>) {
     }
 }
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     /// The first fact of the world that does not hold. The world's facts, in the order they
     /// are checked: the group's machine, then every live consumer, then the facts that span
     /// members.

@@ -16,7 +16,7 @@ use crate::consumer::{
     ConsumerTimer, LogView, RevokeCause, CONSUMER_TIMER_SLOTS,
 };
 use crate::observe::{AccessRef, Observation, Observer, PartState};
-use crate::ownership::{self, Books};
+use crate::ownership::{self, Books, CatchUp};
 use crate::processing::ProcessingSampler;
 use crate::protocols::assigned::world::ExtEv;
 use crate::protocols::classic::coordinator::{CoordInput, CoordTimer};
@@ -33,8 +33,9 @@ use std::sync::Arc;
 
 mod stepper;
 mod view;
-use stepper::Stepper;
+pub(crate) use stepper::Stepper;
 pub use stepper::Stepping;
+use stepper::{Fast, Plain};
 pub use view::{MemberView, NoProbe, Probe, WorldView};
 
 /// At most this many events per run (a bound, not a target: reaching it ends the run).
@@ -88,9 +89,10 @@ pub fn simulate_stepped(
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
 ) -> RunStats {
-    let mut world = World::new(scenario, protocol, seed, observer);
-    world.stepper.stepping = stepping;
-    world.run(probe)
+    match stepping {
+        Stepping::Fast => World::<Fast>::new(scenario, protocol, seed, observer).run(probe),
+        Stepping::Plain => World::<Plain>::new(scenario, protocol, seed, observer).run(probe),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -223,7 +225,7 @@ pub(crate) struct OpenRebalance {
     pub(crate) more_rounds: bool,
 }
 
-pub(crate) struct World<'o> {
+pub(crate) struct World<'o, S: Stepper> {
     pub(crate) queue: EventQueue<Ev>,
     streams: RngStreams,
     pub(crate) assignor_rng: SimRng,
@@ -246,21 +248,22 @@ pub(crate) struct World<'o> {
     pub(crate) one_way: SimTime,
     end: SimTime,
     sample_every: SimTime,
-    /// How the members' poll loops are stepped, and the fast stepper's state (`world/stepper`).
-    stepper: Stepper,
+    /// How the members' poll loops are stepped (`world/stepper`): `Plain` or `Fast`, whose
+    /// state this is.
+    stepper: S,
     /// Emptied member outboxes kept for reuse (`World::take_outbox`): a poll step fills one,
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
 }
 
-impl<'o> World<'o> {
+impl<'o, S: Stepper> World<'o, S> {
     fn new(
         scenario: &Scenario,
         protocol: ProtocolSpec,
         seed: u64,
         observer: &'o mut dyn Observer,
-    ) -> World<'o> {
+    ) -> World<'o, S> {
         let streams = RngStreams::new(seed);
         let mut order: Vec<usize> = (0..scenario.topics.len()).collect();
         order.sort_by(|a, b| scenario.topics[*a].name.cmp(&scenario.topics[*b].name));
@@ -310,7 +313,7 @@ impl<'o> World<'o> {
             one_way,
             end: scenario.duration,
             sample_every: SimTime::from_secs(every_s),
-            stepper: Stepper::new(periodic, order.len()),
+            stepper: S::new(periodic, order.len()),
             spare_outboxes: Vec::new(),
         };
         world.init(scenario, protocol);
@@ -408,7 +411,7 @@ impl<'o> World<'o> {
             }
             let (now, ev) = self.queue.pop().expect("peeked an event");
             events += 1;
-            self.stepper.set_current_rank(stepper::rank_of(&ev));
+            S::before_event(self, &ev);
             if probe.wants_events() {
                 probe.before_event(now, &ev);
             }
@@ -427,8 +430,7 @@ impl<'o> World<'o> {
 
     fn finish(&mut self, events: u64) {
         let end = self.end;
-        self.stepper.set_current_rank(RANK_LAST);
-        self.catch_up_all(end);
+        S::before_end(self, end);
         for slot in 0..self.slots.len() {
             let Some(consumer) = self.slots[slot].consumer.as_ref() else { continue };
             if !consumer.alive() {
@@ -474,7 +476,7 @@ impl<'o> World<'o> {
             }
             Ev::Sample => self.sample(now),
             Ev::External(ev) => self.ext_event(now, ev),
-            Ev::Wake(conn) => self.on_wake(now, conn),
+            Ev::Wake(conn) => S::on_wake(self, now, conn),
         }
     }
 
@@ -490,7 +492,7 @@ impl<'o> World<'o> {
     }
 
     fn sample(&mut self, now: SimTime) {
-        let unreported = self.count_or_catch_up_all(now);
+        let unreported = S::before_sample(self, now);
         let produced = self.logs.log_end_sum(now);
         let members = self.group_members();
         self.observer.observe(Observation::Sample { at: now, produced, members, unreported });
@@ -548,14 +550,13 @@ impl<'o> World<'o> {
 
     /// Runs the member machine on `input` and applies its outbox.
     fn deliver(&mut self, now: SimTime, slot: usize, input: ConsumerInput) {
-        if self.changes_nothing(slot, now, &input) {
+        if S::before_input(self, slot, now, &input) {
             return;
         }
-        self.touch_for(slot, now, &input);
         let mut out = self.take_outbox();
         let Some(conn) = self.run_member(slot, now, input, &mut out) else { return };
         self.apply_member_outbox(now, slot, conn, out);
-        self.set_aside(slot, now);
+        S::after_input(self, slot, now);
     }
 
     /// Runs the machine of the member in `slot` on `input` into `out`, in place (a member
@@ -834,7 +835,7 @@ impl<'o> World<'o> {
         for id in self.slots[slot].timers.clone() {
             self.queue.cancel(id);
         }
-        self.queue.cancel(self.stepper.wake_timer(slot));
+        S::on_crash(self, slot);
         self.books.mark_owned_by(conn);
         if let Some(after) = restart_after {
             self.down_waiting.insert(name.to_string());
@@ -848,7 +849,7 @@ impl<'o> World<'o> {
             self.deliver(now, slot, ConsumerInput::Pause(d));
         }
         self.slots[slot].paused = true;
-        self.take_back(slot); // A paused member's steps wait in the queue (held at firing).
+        S::on_pause(self, slot);
         self.books.mark_owned_by(conn);
         self.queue.schedule(now + d, Ev::Resume(conn));
     }
@@ -911,4 +912,24 @@ fn consumer_params(
         static_membership: protocol.static_membership,
     };
     crate::protocols::assigned::world::params_for(protocol, params)
+}
+
+/// The catch-up the ownership books ask for before a partition changes (`crate::ownership`):
+/// the stepper's.
+impl<S: Stepper> CatchUp for World<'_, S> {
+    fn books(&mut self) -> &mut Books {
+        &mut self.books
+    }
+
+    fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    fn catch_up_owner(&mut self, owner: Conn, now: SimTime) {
+        S::catch_up_owner(self, owner, now);
+    }
+
+    fn behind(&self, owner: Conn, now: SimTime) -> bool {
+        S::behind(self, owner, now)
+    }
 }

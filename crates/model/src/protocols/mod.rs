@@ -30,7 +30,7 @@ use crate::protocols::classic::world::ClassicGroup;
 use crate::protocols::kip848::coordinator::CgInput;
 use crate::protocols::kip848::world::CgSide;
 use crate::types::{Conn, ToCoordinator, ToMember, Tp};
-use crate::world::World;
+use crate::world::{Stepper, World};
 use scenario::{Protocol, ProtocolSpec, Scenario};
 use sim_core::{RngStreams, SimTime};
 
@@ -108,7 +108,7 @@ impl Group {
     }
 }
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     /// After the topics exist: the protocol's own start (the TubeMQ master's first tick).
     pub(crate) fn group_init(&mut self) {
         match self.group {

@@ -1,15 +1,15 @@
 //! A read-only window on the world after every event, for checkers such as chaos mode
 //! (`lab::chaos`): a [`Probe`] handed to [`super::simulate_probed`] sees a [`WorldView`] after
 //! each event (before the model's own debug assertions) and may stop the run.
-//!
-//! Added for issue 9 (chaos). It reads the world's state and changes nothing, so a probed run
-//! is the same run as an unprobed one.
+//! It reads the world's state and changes nothing, so a probed run is the same run as an
+//! unprobed one. It sees the world through [`Seen`], whichever stepper the world runs with.
 
-use super::World;
+use super::{Slot, Stepper, World};
 use crate::consumer::Phase;
 use crate::invariants::Broken;
 use crate::observe::PartState;
 use crate::protocols::classic::GroupState;
+use crate::protocols::Group;
 use crate::types::{Conn, Tp};
 use sim_core::SimTime;
 use std::fmt;
@@ -56,9 +56,41 @@ pub struct MemberView {
     pub owned_generation: i32,
 }
 
+/// What a [`WorldView`] reads of the world.
+pub(super) trait Seen {
+    fn end(&self) -> SimTime;
+    fn group(&self) -> &Group;
+    fn rebalance_open(&self) -> bool;
+    fn slots(&self) -> &[Slot];
+    fn broken(&self) -> Option<Broken>;
+    fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)>;
+}
+
+impl<S: Stepper> Seen for World<'_, S> {
+    fn end(&self) -> SimTime {
+        self.end
+    }
+    fn group(&self) -> &Group {
+        &self.group
+    }
+    fn rebalance_open(&self) -> bool {
+        self.rebalance.is_some()
+    }
+    fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+    fn broken(&self) -> Option<Broken> {
+        World::broken(self)
+    }
+    fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)> {
+        let owners = self.books.owners();
+        owners.map(|(tp, owner)| (tp, owner, self.access_state(tp))).collect()
+    }
+}
+
 /// The world between two events.
 pub struct WorldView<'w, 'o> {
-    pub(super) world: &'w World<'o>,
+    pub(super) world: &'w (dyn Seen + 'o),
     pub(super) now: SimTime,
     pub(super) events: u64,
 }
@@ -74,29 +106,29 @@ impl WorldView<'_, '_> {
     }
     /// The run's end time.
     pub fn end(&self) -> SimTime {
-        self.world.end
+        self.world.end()
     }
     /// The coordinator's group state.
     pub fn group_state(&self) -> GroupState {
-        self.world.group.state()
+        self.world.group().state()
     }
     /// The coordinator's generation.
     pub fn generation(&self) -> i32 {
-        self.world.group.generation()
+        self.world.group().generation()
     }
     /// The members the coordinator has in its group.
     pub fn group_members(&self) -> Vec<Conn> {
-        self.world.group.member_conns()
+        self.world.group().member_conns()
     }
     /// Whether a rebalance is open: triggered, and not every member has applied the
     /// assignment of its last round yet.
     pub fn rebalance_open(&self) -> bool {
-        self.world.rebalance.is_some()
+        self.world.rebalance_open()
     }
     /// Every live member process (alive incarnations), in slot order.
     pub fn members(&self) -> Vec<MemberView> {
         let mut out = Vec::new();
-        for slot in &self.world.slots {
+        for slot in self.world.slots() {
             let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
             out.push(MemberView {
                 name: slot.name.to_string(),
@@ -118,7 +150,6 @@ impl WorldView<'_, '_> {
     }
     /// Every partition with its owner in the world's books and its access state.
     pub fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)> {
-        let owners = self.world.books.owners();
-        owners.map(|(tp, owner)| (tp, owner, self.world.access_state(tp))).collect()
+        self.world.partitions()
     }
 }

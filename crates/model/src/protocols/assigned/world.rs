@@ -20,7 +20,7 @@ use crate::observe::Observation;
 use crate::protocols::tubemq_server::master::{FromMaster, MasterTimer, ToMaster};
 use crate::protocols::Group;
 use crate::types::{Conn, ToCoordinator, ToMember, Tp};
-use crate::world::{Ev, World};
+use crate::world::{Ev, Stepper, World};
 use scenario::{CommitPolicy, Protocol, ProtocolSpec};
 use sim_core::SimTime;
 use std::collections::BTreeMap;
@@ -78,7 +78,7 @@ pub(crate) use crate::protocols::manual::world::ManualSide;
 pub(crate) use crate::protocols::tubemq_client::world::ClientSide;
 pub(crate) use crate::protocols::tubemq_server::world::ServerSide;
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     /// The offset store of a protocol without a group.
     fn offset_store(&mut self) -> &mut OffsetStore {
         match &mut self.group {

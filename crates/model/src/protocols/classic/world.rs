@@ -13,7 +13,7 @@ use crate::protocols::classic::coordinator::{
 };
 use crate::protocols::Group;
 use crate::types::{MemberId, Tp};
-use crate::world::{Ev, OpenRebalance, World};
+use crate::world::{Ev, OpenRebalance, Stepper, World};
 use rustc_hash::FxHashMap;
 use scenario::Scenario;
 use sim_core::{EventQueue, SimTime, TimerId};
@@ -70,7 +70,7 @@ impl CoordTimerSlots {
     }
 }
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     /// Feeds the classic coordinator and applies its outbox.
     pub(crate) fn coord_input(&mut self, now: SimTime, input: CoordInput) {
         let World { group, queue, one_way, .. } = self;

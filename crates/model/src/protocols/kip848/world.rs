@@ -14,7 +14,7 @@ use crate::protocols::kip848::coordinator::{
 };
 use crate::protocols::Group;
 use crate::types::{Conn, Tp};
-use crate::world::{Ev, OpenRebalance, World};
+use crate::world::{Ev, OpenRebalance, Stepper, World};
 use assignors::{AssignorName, TopicId};
 use rand::RngCore;
 use scenario::Scenario;
@@ -61,7 +61,7 @@ impl CgSide {
     }
 }
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     /// Feeds the KIP-848 coordinator and applies its outbox.
     pub(crate) fn cg_input(&mut self, now: SimTime, input: CgInput) {
         let World { group, queue, one_way, assignor_rng, .. } = self;

@@ -9,7 +9,7 @@
 use crate::protocols::assigned::world::{ExtEv, OffsetStore};
 use crate::protocols::Group;
 use crate::types::{Conn, Tp};
-use crate::world::World;
+use crate::world::{Stepper, World};
 use scenario::Scenario;
 use sim_core::SimTime;
 
@@ -26,7 +26,7 @@ impl ManualSide {
     }
 }
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     /// Incarnation `conn` just started: it fetches the offsets of its partitions.
     pub(crate) fn manual_member_started(&mut self, now: SimTime, conn: Conn) {
         let name = self.slots[conn.slot as usize].name.to_string();

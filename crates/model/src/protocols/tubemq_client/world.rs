@@ -11,7 +11,7 @@ use crate::observe::PartState;
 use crate::protocols::assigned::world::{ExtEv, OffsetStore};
 use crate::protocols::Group;
 use crate::types::{Conn, Tp};
-use crate::world::World;
+use crate::world::{Stepper, World};
 use scenario::{Scenario, TubeMqSpec};
 use sim_core::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,7 +41,7 @@ impl ClientSide {
     }
 }
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     fn client(&self) -> &ClientSide {
         match &self.group {
             Group::TubemqClient(side) => side,

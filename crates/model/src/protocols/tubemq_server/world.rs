@@ -13,7 +13,7 @@ use crate::protocols::tubemq_server::master::{
 };
 use crate::protocols::Group;
 use crate::types::Conn;
-use crate::world::{Ev, World};
+use crate::world::{Ev, Stepper, World};
 use scenario::{Scenario, TubeMqSpec};
 use sim_core::{RngStreams, SimRng, SimTime, TimerId};
 use std::collections::BTreeMap;
@@ -41,7 +41,7 @@ impl ServerSide {
     }
 }
 
-impl World<'_> {
+impl<S: Stepper> World<'_, S> {
     fn server(&self) -> &ServerSide {
         match &self.group {
             Group::TubemqServer(side) => side,

@@ -12,6 +12,7 @@
 //! The cycle stays with the member for later catch-ups until an input changes it.
 
 use super::lazy::LazyStep;
+use super::Fast;
 use crate::consumer::{ConsumerTimer, LoopShift, LoopState, PollLoop, SIGNATURE_HEAD};
 use crate::observe::PeriodicStretch;
 use crate::records::RecordTimes;
@@ -361,7 +362,7 @@ impl Cycle {
     }
 }
 
-impl World<'_> {
+impl World<'_, Fast> {
     /// Jumps `slot` along its cycle as far as `bound` allows; true if it moved. `known`: the
     /// member's position, if already computed.
     pub(in crate::world) fn jump(

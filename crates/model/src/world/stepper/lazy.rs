@@ -12,7 +12,7 @@
 //! runs its steps up to the current instant (`catch_up`) just before any of those.
 //!
 //! The order of events is defined so that this gives exactly what stepping every event through
-//! the queue gives (`Stepping::Plain`, which `tests/stepping.rs` compares on every scenario in
+//! the queue gives (`super::Plain`, which `tests/stepping.rs` compares on every scenario in
 //! `sims/`): at one instant, poll-loop steps come first, in member-slot order (queue rank =
 //! slot), then every other event in scheduling order. A catch-up for an event of rank `r` runs
 //! the member's steps up to and including the instant when the member's rank is below `r`.
@@ -23,8 +23,8 @@
 //! of its poll, at the end of each catch-up) is always in the queue before it can expire.
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
+use super::Fast;
 use crate::consumer::{Consumer, ConsumerInput, ConsumerNote, ConsumerTimer};
-use crate::ownership::{Books, CatchUp};
 use crate::types::Conn;
 use crate::world::{Ev, World};
 use sim_core::{SimTime, RANK_LAST};
@@ -94,16 +94,6 @@ impl RecordBackoff {
     }
 }
 
-/// How the world steps the members' poll loops.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Stepping {
-    /// Quiet poll-loop steps run outside the queue, on demand (same results, fewer events).
-    #[default]
-    Fast,
-    /// Every step is a queued event (the reference the fast mode is tested against).
-    Plain,
-}
-
 /// A member's pending poll-loop step, kept out of the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::world) struct LazyStep {
@@ -130,7 +120,7 @@ pub(in crate::world) fn is_poll_step(timer: ConsumerTimer) -> bool {
     matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
 }
 
-impl World<'_> {
+impl World<'_, Fast> {
     /// Runs the aside steps of `slot` that come before the event being handled at `now`.
     pub(in crate::world) fn catch_up(&mut self, slot: usize, now: SimTime) {
         let inclusive = (slot as u64) < self.stepper.current_rank;
@@ -253,9 +243,6 @@ impl World<'_> {
 
     /// Runs every aside step due by `now` (the end of the run; a sample counts instead).
     pub(in crate::world) fn catch_up_all(&mut self, now: SimTime) {
-        if self.stepper.stepping == Stepping::Plain {
-            return;
-        }
         for slot in 0..self.slots.len() {
             if self.stepper.slots[slot].lazy.is_some() {
                 self.catch_up(slot, now);
@@ -266,9 +253,6 @@ impl World<'_> {
     /// Before a sample: the records of steady members on a known cycle are counted (returned),
     /// every other member with aside steps catches up.
     pub(in crate::world) fn count_or_catch_up_all(&mut self, now: SimTime) -> u64 {
-        if self.stepper.stepping == Stepping::Plain {
-            return 0;
-        }
         let mut unreported = 0;
         for slot in 0..self.slots.len() {
             if self.stepper.slots[slot].lazy.is_none() {
@@ -340,7 +324,7 @@ impl World<'_> {
     pub(in crate::world) fn set_aside(&mut self, slot: usize, now: SimTime) {
         let s = &self.slots[slot];
         let aside = self.stepper.slots[slot].lazy.is_some();
-        if self.stepper.stepping == Stepping::Plain || s.paused || s.disconnected || aside {
+        if s.paused || s.disconnected || aside {
             return;
         }
         let Some(consumer) = s.consumer.as_ref().filter(|c| c.poll_loop_is_quiet()) else {
@@ -423,23 +407,19 @@ impl World<'_> {
     }
 }
 
-/// The catch-up the ownership books ask for before a partition changes (`crate::ownership`).
-impl CatchUp for World<'_> {
-    fn books(&mut self) -> &mut Books {
-        &mut self.books
-    }
-
-    fn now(&self) -> SimTime {
-        self.queue.now()
-    }
-
-    fn catch_up_owner(&mut self, owner: Conn, now: SimTime) {
+/// The catch-up the ownership books ask for before a partition changes (`crate::ownership`,
+/// through `Stepper::catch_up_owner` and `Stepper::behind`).
+impl World<'_, Fast> {
+    /// Runs the aside steps of `owner` (if still its slot's incarnation) that come before the
+    /// event being handled at `now`.
+    pub(in crate::world) fn catch_up_conn(&mut self, owner: Conn, now: SimTime) {
         if self.has_aside_steps(owner) {
             self.catch_up(owner.slot as usize, now);
         }
     }
 
-    fn behind(&self, owner: Conn, now: SimTime) -> bool {
+    /// Whether `owner` has aside steps that come before the event being handled at `now`.
+    pub(in crate::world) fn conn_behind(&self, owner: Conn, now: SimTime) -> bool {
         if !self.has_aside_steps(owner) {
             return false;
         }
@@ -451,7 +431,7 @@ impl CatchUp for World<'_> {
     }
 }
 
-impl World<'_> {
+impl World<'_, Fast> {
     /// Whether incarnation `conn` (not a later one of its slot) has steps aside.
     fn has_aside_steps(&self, conn: Conn) -> bool {
         let slot = self.slots.get(conn.slot as usize);

@@ -1,24 +1,87 @@
-//! The stepper: how the world steps the members' poll loops. Plain stepping queues every step;
-//! fast stepping keeps a steady member's quiet steps aside and runs them on demand
+//! The stepper: how the world steps the members' poll loops, behind one seam, the [`Stepper`]
+//! trait. The world calls its hooks at the few points where a member's pending poll-loop
+//! steps matter (an event begins, an input reaches a member or was handled, a wake-up, a
+//! pause, a crash, a partition changes, a sample, the end) and does nothing else for stepping.
+//! [`Plain`] is the trivial implementation: every step is a queued event, so every hook does
+//! nothing. [`Fast`] keeps a steady member's quiet steps aside and runs them on demand
 //! ([`lazy`]), jumping along the cycles it finds in them ([`cycle`]).
 //!
-//! Its state lives here, not in the world's member slots: the mode, what it knows of the
+//! Fast stepping's state lives here, not in the world's member slots: what it knows of the
 //! logs (whether steps may repeat, each partition's exact arrival spacing), the rank of the
 //! event being handled, and per member slot a [`StepperSlot`]: the step kept aside, its
-//! wake-up timer, the member's cycles and where it stands on them.
+//! wake-up timer, the member's cycles and where it stands on them. What it asks of a member's
+//! protocol (is its poll loop plain now, does an input leave it alone, does a response change
+//! nothing) are required methods each protocol answers in its own `member.rs`
+//! (`crate::protocols`), and a jump writes only the member's `PollLoop`.
 
 mod cycle;
 mod lazy;
+mod plain;
 
-pub use lazy::Stepping;
-pub(in crate::world) use lazy::{is_poll_step, rank_of};
+pub(in crate::world) use lazy::is_poll_step;
+pub(in crate::world) use plain::Plain;
 
+use crate::consumer::ConsumerInput;
+use crate::types::Conn;
+use crate::world::{Ev, World};
 use sim_core::{SimTime, TimerId, RANK_LAST};
 
-/// The stepper's state.
-pub(in crate::world) struct Stepper {
-    /// Plain or fast.
-    pub(in crate::world) stepping: Stepping,
+/// How the world steps the members' poll loops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stepping {
+    /// Quiet poll-loop steps run outside the queue, on demand (same results, fewer events).
+    #[default]
+    Fast,
+    /// Every step is a queued event (the reference the fast mode is tested against).
+    Plain,
+}
+
+/// How the world steps its members' poll loops, seen from the world: its bookkeeping (slots,
+/// partitions, incarnations) and the hooks the world calls where pending steps matter. Each
+/// hook takes the world: a stepper runs members' steps through it.
+pub(crate) trait Stepper: Sized {
+    /// The stepper of a run over `topics` topics without partitions yet; `periodic`: every
+    /// topic has constant arrivals and processing is constant.
+    fn new(periodic: bool, topics: usize) -> Self;
+    /// A new member slot, whose aside steps wake up by timer `wake`.
+    fn add_slot(&mut self, wake: TimerId);
+    /// The next partition of `topic` has this exact arrival spacing
+    /// (`PartitionLog::exact_spacing`).
+    fn add_partition(&mut self, topic: usize, spacing: Option<(SimTime, u64)>);
+    /// A new incarnation starts in `slot`.
+    fn restart(&mut self, slot: usize);
+
+    /// The event `ev` is about to be handled.
+    fn before_event(world: &mut World<'_, Self>, ev: &Ev);
+    /// `input` is about to reach the member in `slot` at `now`. True: it changes nothing and
+    /// is dropped. False: the member's steps that come before it have run.
+    fn before_input(
+        world: &mut World<'_, Self>,
+        slot: usize,
+        now: SimTime,
+        input: &ConsumerInput,
+    ) -> bool;
+    /// The member in `slot` handled an input at `now`.
+    fn after_input(world: &mut World<'_, Self>, slot: usize, now: SimTime);
+    /// A wake-up of `conn`'s aside steps fired at `now` (`Ev::Wake`).
+    fn on_wake(world: &mut World<'_, Self>, now: SimTime, conn: Conn);
+    /// The member in `slot` was paused: its steps wait in the queue (held at firing).
+    fn on_pause(world: &mut World<'_, Self>, slot: usize);
+    /// The member in `slot` crashed (its timers are cancelled).
+    fn on_crash(world: &mut World<'_, Self>, slot: usize);
+    /// Before a sample at `now`: the records processed by then and not reported yet.
+    fn before_sample(world: &mut World<'_, Self>, now: SimTime) -> u64;
+    /// Before the end of the run at `now`: every step due by then has run.
+    fn before_end(world: &mut World<'_, Self>, now: SimTime);
+    /// Runs the steps of `owner` that come before the event being handled at `now` (the
+    /// ownership books, before a partition of `owner` changes: `crate::ownership`).
+    fn catch_up_owner(world: &mut World<'_, Self>, owner: Conn, now: SimTime);
+    /// Whether `owner` still has steps that come before the event being handled at `now`.
+    fn behind(world: &World<'_, Self>, owner: Conn, now: SimTime) -> bool;
+}
+
+/// Fast stepping's state.
+pub(in crate::world) struct Fast {
     /// Every topic has constant arrivals and processing is constant: aside steps may repeat
     /// exactly, and cycles are looked for.
     periodic: bool,
@@ -61,12 +124,16 @@ impl StepperSlot {
     }
 }
 
-impl Stepper {
-    /// Fast stepping over `topics` topics without partitions yet; `periodic`: every topic has
-    /// constant arrivals and processing is constant.
-    pub(in crate::world) fn new(periodic: bool, topics: usize) -> Stepper {
-        Stepper {
-            stepping: Stepping::Fast,
+impl Fast {
+    /// The wake-up timer of `slot`'s aside steps.
+    fn wake_timer(&self, slot: usize) -> TimerId {
+        self.slots[slot].wake
+    }
+}
+
+impl Stepper for Fast {
+    fn new(periodic: bool, topics: usize) -> Fast {
+        Fast {
             periodic,
             spacings: vec![Vec::new(); topics],
             current_rank: RANK_LAST,
@@ -75,8 +142,7 @@ impl Stepper {
         }
     }
 
-    /// A new member slot, whose aside steps wake up by timer `wake`.
-    pub(in crate::world) fn add_slot(&mut self, wake: TimerId) {
+    fn add_slot(&mut self, wake: TimerId) {
         self.slots.push(StepperSlot {
             lazy: None,
             wake,
@@ -88,31 +154,70 @@ impl Stepper {
         });
     }
 
-    /// The next partition of `topic` has this exact arrival spacing
-    /// (`PartitionLog::exact_spacing`).
-    pub(in crate::world) fn add_partition(
-        &mut self,
-        topic: usize,
-        spacing: Option<(SimTime, u64)>,
-    ) {
+    fn add_partition(&mut self, topic: usize, spacing: Option<(SimTime, u64)>) {
         self.spacings[topic].push(spacing);
     }
 
-    /// A new incarnation starts in `slot`: its predecessor's cycles and backoff are forgotten.
-    pub(in crate::world) fn restart(&mut self, slot: usize) {
+    /// Its predecessor's cycles and backoff are forgotten.
+    fn restart(&mut self, slot: usize) {
         let s = &mut self.slots[slot];
         s.cycles.clear();
         s.record_backoff = lazy::RecordBackoff::default();
         s.forget_cycle_position();
     }
 
-    /// The wake-up timer of `slot`'s aside steps.
-    pub(in crate::world) fn wake_timer(&self, slot: usize) -> TimerId {
-        self.slots[slot].wake
+    /// The event's rank in its instant (`lazy::rank_of`).
+    fn before_event(world: &mut World<'_, Fast>, ev: &Ev) {
+        world.stepper.current_rank = lazy::rank_of(ev);
     }
 
-    /// The event about to be handled ranks `rank` in its instant (`rank_of`).
-    pub(in crate::world) fn set_current_rank(&mut self, rank: u64) {
-        self.current_rank = rank;
+    fn before_input(
+        world: &mut World<'_, Fast>,
+        slot: usize,
+        now: SimTime,
+        input: &ConsumerInput,
+    ) -> bool {
+        if world.changes_nothing(slot, now, input) {
+            return true;
+        }
+        world.touch_for(slot, now, input);
+        false
+    }
+
+    fn after_input(world: &mut World<'_, Fast>, slot: usize, now: SimTime) {
+        world.set_aside(slot, now);
+    }
+
+    fn on_wake(world: &mut World<'_, Fast>, now: SimTime, conn: Conn) {
+        world.on_wake(now, conn);
+    }
+
+    fn on_pause(world: &mut World<'_, Fast>, slot: usize) {
+        world.take_back(slot);
+    }
+
+    /// Its wake-up goes (its steps went with the crash's input).
+    fn on_crash(world: &mut World<'_, Fast>, slot: usize) {
+        let wake = world.stepper.wake_timer(slot);
+        world.queue.cancel(wake);
+    }
+
+    /// The records of steady members on a known cycle are counted, every other member with
+    /// aside steps catches up.
+    fn before_sample(world: &mut World<'_, Fast>, now: SimTime) -> u64 {
+        world.count_or_catch_up_all(now)
+    }
+
+    fn before_end(world: &mut World<'_, Fast>, now: SimTime) {
+        world.stepper.current_rank = RANK_LAST;
+        world.catch_up_all(now);
+    }
+
+    fn catch_up_owner(world: &mut World<'_, Fast>, owner: Conn, now: SimTime) {
+        world.catch_up_conn(owner, now);
+    }
+
+    fn behind(world: &World<'_, Fast>, owner: Conn, now: SimTime) -> bool {
+        world.conn_behind(owner, now)
     }
 }
