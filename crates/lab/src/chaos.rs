@@ -54,6 +54,11 @@ pub struct RunFacts {
     pub first_zombie: Option<String>,
     /// When the group settled for good after the last fault (None without a liveness rule).
     pub settled_at: Option<SimTime>,
+    /// Partition-time the group left partitions to no one for good, as Kafka does
+    /// (`chaos_check::WithheldMeter`).
+    pub withheld: SimTime,
+    /// The first such partition, described.
+    pub first_withheld: Option<String>,
 }
 
 /// The verdict on one protocol run of one seed.
@@ -201,6 +206,8 @@ fn run_once(
             zombie_episodes: checker.zombies.episodes,
             first_zombie: checker.zombies.first.clone(),
             settled_at: checker.settled_since,
+            withheld: checker.withheld.partition_time,
+            first_withheld: checker.withheld.first.clone(),
         }),
         Err(payload) => {
             let detail = take_panic_message(payload.as_ref());
@@ -397,6 +404,10 @@ pub struct ChaosSummary {
     pub zombie_runs: u64,
     /// Their zombie partition-time.
     pub zombie_overlap: SimTime,
+    /// Passing runs that left a partition to no one for good, as Kafka does.
+    pub withheld_runs: u64,
+    /// Their withheld partition-time.
+    pub withheld: SimTime,
 }
 
 impl ChaosSummary {
@@ -410,6 +421,10 @@ impl ChaosSummary {
                     if facts.zombie_episodes > 0 {
                         s.zombie_runs += 1;
                         s.zombie_overlap += facts.zombie_overlap;
+                    }
+                    if facts.first_withheld.is_some() {
+                        s.withheld_runs += 1;
+                        s.withheld += facts.withheld;
                     }
                 }
                 Verdict::Failed(_) => {

@@ -70,6 +70,8 @@ fn the_summary_counts_runs_failures_and_zombie_overlap() {
             zombie_episodes,
             first_zombie: None,
             settled_at: None,
+            withheld: SimTime::ZERO,
+            first_withheld: None,
         }),
     };
     let scenario = chaos_gen::generate(1);

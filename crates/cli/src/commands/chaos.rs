@@ -141,6 +141,9 @@ fn print_passes(result: &SeedResult) {
             if let Some(first) = &facts.first_zombie {
                 line.push_str(&format!(" (first {first})"));
             }
+            if let Some(first) = &facts.first_withheld {
+                line.push_str(&format!(", withheld for good {} (first {first})", facts.withheld));
+            }
             println!("{line}");
         }
     }
@@ -151,6 +154,11 @@ fn print_summary(summary: &ChaosSummary) {
         "zombie overlap (a removed member still consuming a partition another member owns): {} runs, {:.3} partition-s",
         summary.zombie_runs,
         summary.zombie_overlap.as_secs_f64()
+    );
+    println!(
+        "withheld for good (a cooperative round's partition whose static member was replaced in a Stable group, as in Kafka): {} runs, {:.3} partition-s",
+        summary.withheld_runs,
+        summary.withheld.as_secs_f64()
     );
     println!("{}", summary.line());
 }

@@ -106,6 +106,19 @@ impl Group {
             Group::TubemqServer(_) | Group::TubemqClient(_) | Group::Manual(_) => Vec::new(),
         }
     }
+
+    /// Partitions the group leaves to no one until some other rebalance, for probes (the
+    /// classic group's `ClassicCoordinator::withheld_for_good`; the other protocols have
+    /// no withheld partitions).
+    pub(crate) fn withheld_for_good(&self) -> Vec<Tp> {
+        match self {
+            Group::Classic(g) => g.coord.withheld_for_good(),
+            Group::Kip848(_)
+            | Group::TubemqServer(_)
+            | Group::TubemqClient(_)
+            | Group::Manual(_) => Vec::new(),
+        }
+    }
 }
 
 impl<S: Stepper> World<'_, S> {

@@ -148,6 +148,12 @@ impl WorldView<'_, '_> {
     pub fn broken(&self) -> Option<Broken> {
         self.world.broken()
     }
+    /// Partitions the coordinator's Stable group leaves to no one for good: withheld by a
+    /// cooperative round from a static member whose process was replaced since
+    /// (`ClassicCoordinator::withheld_for_good`; Kafka does the same).
+    pub fn withheld_for_good(&self) -> Vec<Tp> {
+        self.world.group().withheld_for_good()
+    }
     /// Every partition with its owner in the world's books and its access state.
     pub fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)> {
         self.world.partitions()

@@ -324,6 +324,7 @@ impl ClassicCoordinator {
         let member = &mut self.members[slot];
         member.owned = req.owned;
         member.owned_generation = req.owned_generation;
+        member.replaced_since_join = false;
         member.rebalance_timeout = req.rebalance_timeout;
         member.session_timeout = req.session_timeout;
         member.conn = req.conn;
@@ -362,6 +363,7 @@ impl ClassicCoordinator {
             instance_id: req.instance_id.clone(),
             owned: Vec::new(),
             owned_generation: -1,
+            replaced_since_join: false,
             rebalance_timeout: req.rebalance_timeout,
             session_timeout: req.session_timeout,
             join_seq: seq,
@@ -712,6 +714,41 @@ impl ClassicCoordinator {
             GroupState::PreparingRebalance => self.maybe_complete_join(now, out),
             GroupState::Empty => {}
         }
+    }
+
+    /// The partitions a Stable group leaves to no one for good (read by chaos checks):
+    /// assigned to no member, and reported owned at the last join only by members whose
+    /// process was replaced since (a static member's restart in a Stable group).
+    ///
+    /// Cooperative rebalancing withholds a partition that moves: the member that reported
+    /// it gets an assignment without it, revokes it and rejoins, and the next round hands it
+    /// out (AK `ConsumerCoordinator.onJoinComplete`: "need to revoke partitions and
+    /// re-join"). A static member whose process is gone by then never revokes; when its new
+    /// process joins a Stable group the coordinator answers with the stored assignment and no
+    /// rebalance (AK `GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin`),
+    /// and the new process owned nothing, so it revokes nothing and does not rejoin: nobody
+    /// triggers the round that would hand the partition out. Real Apache Kafka 4.4.0 does the
+    /// same (docs/chaos.md, "Withheld for good").
+    pub fn withheld_for_good(&self) -> Vec<Tp> {
+        if self.state != GroupState::Stable {
+            return Vec::new();
+        }
+        let assigned: BTreeSet<Tp> =
+            self.members.iter().flat_map(|(_, m)| m.assigned.iter().copied()).collect();
+        let mut withheld = Vec::new();
+        for (topic, count) in self.partition_counts.iter().enumerate() {
+            for partition in 0..*count {
+                let tp = Tp { topic: topic as u32, partition };
+                let claimed = |live_only: bool| {
+                    let mut claims = self.members.iter().filter(|(_, m)| m.owned.contains(&tp));
+                    claims.any(|(_, m)| !live_only || !m.replaced_since_join)
+                };
+                if !assigned.contains(&tp) && claimed(false) && !claimed(true) {
+                    withheld.push(tp);
+                }
+            }
+        }
+        withheld
     }
 
     /// The connections of the group's members, by member id (read by chaos checks).

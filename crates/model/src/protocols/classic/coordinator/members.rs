@@ -26,6 +26,10 @@ pub(super) struct CMember {
     pub(super) owned: Vec<Tp>,
     /// The generation of that claim (-1 when none).
     pub(super) owned_generation: i32,
+    /// Its process was replaced by a static member's new process in a Stable group since
+    /// its last join (KIP-345: the new process got the stored assignment, no rebalance), so
+    /// `owned` is the claim of a process that is gone.
+    pub(super) replaced_since_join: bool,
     /// Its `max.poll.interval.ms`.
     pub(super) rebalance_timeout: SimTime,
     /// Its `session.timeout.ms`.
@@ -167,6 +171,7 @@ mod tests {
             instance_id: None,
             owned: Vec::new(),
             owned_generation: -1,
+            replaced_since_join: false,
             rebalance_timeout: SimTime::from_secs(300),
             session_timeout: SimTime::from_secs(10),
             join_seq: 0,

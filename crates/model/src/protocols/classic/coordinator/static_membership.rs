@@ -50,6 +50,7 @@ impl ClassicCoordinator {
         if self.state != GroupState::Stable {
             return Some(slot);
         }
+        member.replaced_since_join = true; // Its claim (`owned`) is the old process's.
         member.awaiting_join = false;
         member.awaiting_sync = true;
         member.sync_sent = false;
@@ -183,5 +184,57 @@ mod tests {
         let out = step(&mut c, t(304_001), CoordInput::Timer(CoordTimer::Session("c1-1".into())));
         assert_eq!(c.member_count(), 1);
         assert!(out.notes.contains(&CoordNote::Prepare { trigger: "session-expiry" }));
+    }
+
+    /// A join request of `c{slot}` (incarnation 1) reporting `owned` of generation 1.
+    fn rejoin(slot: u32, id: &str, owned: &[u32]) -> CoordInput {
+        CoordInput::Message(ToCoordinator::Join {
+            conn: Conn { slot, incarnation: 1 },
+            name: format!("c{slot}"),
+            member_id: Some(id.to_string()),
+            group_instance_id: Some(format!("c{slot}")),
+            owned: owned.iter().map(|p| Tp { topic: 0, partition: *p }).collect(),
+            owned_generation: 1,
+            rebalance_timeout: SimTime::from_secs(300),
+            session_timeout: SimTime::from_secs(10),
+        })
+    }
+
+    /// Issue 27 item 1 (chaos seeds 1516, 1528, 1685, 1895, 2311): a cooperative round
+    /// withholds t-1 from c1 (the leader gives it to no one: it moves, and c1 must revoke it
+    /// first). While c1's process lives, its claim stands (it will revoke and rejoin); once a
+    /// new c1 process replaces it in the Stable group (no rebalance), nobody will: t-1 is
+    /// withheld for good, and only then.
+    #[test]
+    fn a_withheld_partition_is_lost_for_good_when_its_static_claimant_is_replaced() {
+        let mut c = stable_static_pair();
+        step(&mut c, t(4000), rejoin(0, "c0-0", &[0]));
+        step(&mut c, t(4001), rejoin(1, "c1-1", &[1]));
+        assert_eq!(c.state(), GroupState::CompletingRebalance);
+        let withheld =
+            vec![("c0-0".into(), vec![Tp { topic: 0, partition: 0 }]), ("c1-1".into(), vec![])];
+        let mut sync2 = |slot, id: &str, assignment| {
+            let input = CoordInput::Message(ToCoordinator::Sync {
+                conn: Conn { slot, incarnation: 1 },
+                member_id: id.into(),
+                generation: 2,
+                assignment,
+            });
+            step(&mut c, t(4003), input);
+        };
+        sync2(0, "c0-0", Some(withheld));
+        sync2(1, "c1-1", None);
+        assert_eq!(c.state(), GroupState::Stable);
+        assert_eq!(c.generation(), 2);
+        assert_eq!(c.withheld_for_good(), vec![], "c1's live process still claims t-1");
+        // c1's process is gone; its successor joins the Stable group: no rebalance, and the
+        // claim on t-1 is a dead process's.
+        step(&mut c, t(9000), join(1, 2, None));
+        assert_eq!(c.state(), GroupState::Stable);
+        assert_eq!(c.withheld_for_good(), vec![Tp { topic: 0, partition: 1 }]);
+        // Any rejoin of c1's successor (here with nothing owned) ends it: a new round.
+        step(&mut c, t(9100), join(1, 2, Some("c1-2")));
+        assert_eq!(c.state(), GroupState::PreparingRebalance);
+        assert_eq!(c.withheld_for_good(), vec![]);
     }
 }
