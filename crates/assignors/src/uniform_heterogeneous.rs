@@ -1,40 +1,52 @@
-//! KIP-848's `UniformAssignor` for heterogeneous subscriptions, ported from apache/kafka
-//! `group-coordinator/src/main/java/org/apache/kafka/coordinator/group/assignor/UniformHeterogeneousAssignmentBuilder.java`
-//! (KAFKA-17710, 017da210999, 2024-10-17; read at 1eb7644349cb):
+//! KIP-848's `UniformAssignor` for heterogeneous subscriptions: Apache Kafka 4.4.0's
+//! `org.apache.kafka.coordinator.group.assignor.UniformHeterogeneousAssignmentBuilder`
+//! (group-coordinator module; source read at apache/kafka 1eb7644349cb, KAFKA-17710
+//! 017da210999, and checked method by method against `javap -c -p` of
+//! `kafka-group-coordinator-4.4.0.jar`, the broker `scripts/real/kafka` runs: `build`,
+//! `maybeRevokePartitions`, `computeUnassignedPartitions`, `assignRemainingPartitions`,
+//! `balance`, `balanceTopics`, `balanceTopic` and the inner `MemberAssignmentBalancer` are the
+//! same bytecode for the same source):
 //!
 //! 1. `maybeRevokePartitions`: each member keeps its current partitions of topics it still
 //!    subscribes to.
 //! 2. `assignRemainingPartitions`: topics with unassigned partitions, in `topicComparator`
-//!    order (most partitions per subscriber first, then fewer subscribers, then topic id: here
-//!    the topic name stands in for the id), each dealt over its subscribers from the least
-//!    loaded (`MemberAssignmentBalancer.nextLeastLoadedMember`: the members with the fewest
+//!    order (most partitions per subscriber first, then fewer subscribers, then
+//!    `Uuid.compareTo` of the topic ids: signed most, then least significant bits; without
+//!    ids the topic name stands in), each dealt over its subscribers from the least loaded
+//!    (`MemberAssignmentBalancer.nextLeastLoadedMember`: the members with the fewest
 //!    partitions in turn, then the next level).
 //! 3. `balance`: for topics with two or more subscribers, up to 16 rounds over the sorted
 //!    topics, each moving a topic's partitions from its most loaded subscribers (highest
 //!    partition numbers of each first) to its least loaded, until the topic's subscribers are
 //!    within one; a round with no move after the last moving topic ends it.
 //!
-//! Members are indexed in member-id order (Kafka's `groupSpec.memberIds()` order; its tests
-//! sort them so).
+//! Member indices, which break every tie (`memberComparator`, the owner-grouped partition
+//! list of `balanceTopic`), are positions in `new ArrayList<>(groupSpec.memberIds())`: the
+//! caller's iteration order (a Java `HashMap` of member ids on the broker,
+//! [`crate::MemberOrder`]).
 
 use crate::common::{java_cmp, PartitionIndex, Subscriptions};
 use crate::GroupInput;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// `MAX_ITERATION_COUNT` of `balanceTopics`.
 const MAX_ITERATION_COUNT: usize = 16;
 
 /// The heterogeneous uniform assignment: per member (input order), the global indices of its
-/// partitions. `current[m]` are member `m`'s current partitions of topics it subscribes to.
+/// partitions. `current[m]` are member `m`'s current partitions of topics it subscribes to;
+/// `iteration` lists every member (input indices) in `GroupSpec.memberIds()` order.
 pub(crate) fn assign(
     input: &GroupInput,
     ix: &PartitionIndex,
     subs: &Subscriptions,
     current: &[Vec<usize>],
+    iteration: &[usize],
 ) -> Vec<Vec<usize>> {
     let n = input.members.len();
-    let mut by_index: Vec<usize> = (0..n).collect();
-    by_index.sort_by(|&a, &b| java_cmp(&input.members[a].id, &input.members[b].id));
+    debug_assert_eq!(iteration.len(), n, "every member once");
+    // `memberIds.get(i)` is member `by_index[i]`.
+    let by_index = iteration;
     let topic_count = input.topics.len() as u32;
     let subscribers: Vec<Vec<usize>> =
         (0..topic_count).map(|t| (0..n).filter(|&i| subs.has(by_index[i], t)).collect()).collect();
@@ -89,10 +101,19 @@ impl TopicOrder<'_> {
             let (pa, sa) = (self.ix.range(a).len(), self.subscribers[a as usize].len());
             let (pb, sb) = (self.ix.range(b).len(), self.subscribers[b as usize].len());
             // Partitions per subscriber, descending: pb/sb vs pa/sa without division.
-            (pb * sa).cmp(&(pa * sb)).then(sa.cmp(&sb)).then_with(|| {
-                java_cmp(&self.input.topics[a as usize].name, &self.input.topics[b as usize].name)
-            })
+            (pb * sa).cmp(&(pa * sb)).then(sa.cmp(&sb)).then_with(|| self.topic_id_cmp(a, b))
         });
+    }
+
+    /// `topic1Id.compareTo(topic2Id)`: Kafka's `Uuid.compareTo` compares the most, then the
+    /// least significant bits as signed `long`s; without ids, the topic names.
+    fn topic_id_cmp(&self, a: u32, b: u32) -> Ordering {
+        let ids = &self.input.topic_ids;
+        if ids.len() == self.input.topics.len() && !ids.is_empty() {
+            ids[a as usize].java_cmp(ids[b as usize])
+        } else {
+            java_cmp(&self.input.topics[a as usize].name, &self.input.topics[b as usize].name)
+        }
     }
 }
 
