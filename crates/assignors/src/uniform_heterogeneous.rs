@@ -275,3 +275,55 @@ impl Balancer {
         self.most_count - self.least_count <= 1
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::assign;
+    use crate::common::{server_current, PartitionIndex, Subscriptions};
+    use crate::{GroupInput, Member, MemberOrder, Topic, TopicId, Tp};
+
+    /// Kafka's `UniformHeterogeneousAssignmentBuilderTest.
+    /// testReassignmentWhenTopicPartitionsRunOutAndMembersHaveNoPartitions` builds a
+    /// HETEROGENEOUS group spec with equal subscriptions, which the coordinator never does (the
+    /// `assign` command takes the homogeneous path there: a known difference of the
+    /// kafka_cases test). The builder itself gives Kafka's expected answer: topics of 2
+    /// partitions, 2 subscribers each, so sorted by topic id (T1 < T2 < T3); A owns all six.
+    /// topic1 loses both to B (A 4, B 2), topic2 its partition 1 (3 and 3), topic3 nothing.
+    #[test]
+    fn kafka_forced_heterogeneous_case_gives_kafkas_answer() {
+        let topics: Vec<Topic> =
+            (1..=3).map(|i| Topic { name: format!("topic{i}"), partitions: 2 }).collect();
+        let all: Vec<Tp> =
+            (0..3).flat_map(|t| (0..2).map(move |p| Tp { topic: t, partition: p })).collect();
+        let members = vec![
+            Member { id: "A".into(), topics: vec![0, 1, 2], owned: all, ..Member::default() },
+            Member { id: "B".into(), topics: vec![0, 1, 2], ..Member::default() },
+        ];
+        let topic_ids =
+            ["T1-A4s3VTwiI5CTbEp6POw", "T2-B4s3VTwiI5YHbPp6YUe", "T3-CU8fVTLCz5YMkLoDQsa"]
+                .iter()
+                .map(|s| TopicId::parse(s).expect(s))
+                .collect();
+        let input = GroupInput {
+            topics,
+            members,
+            topic_ids,
+            member_order: MemberOrder::Given,
+            ..GroupInput::default()
+        };
+        let ix = PartitionIndex::new(&input.topics);
+        let subs = Subscriptions::new(&input);
+        let current = server_current(&input, &ix, &subs, &[0, 1]);
+        let got = assign(&input, &ix, &subs, &current, &[0, 1]);
+        let named = |list: &[usize]| -> Vec<String> {
+            list.iter()
+                .map(|&p| {
+                    let tp = ix.tp(p);
+                    format!("{}-{}", input.topics[tp.topic as usize].name, tp.partition)
+                })
+                .collect()
+        };
+        assert_eq!(named(&got[0]), ["topic2-0", "topic3-0", "topic3-1"]);
+        assert_eq!(named(&got[1]), ["topic1-0", "topic1-1", "topic2-1"]);
+    }
+}
