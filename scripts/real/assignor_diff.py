@@ -3,14 +3,20 @@
 ones of the pinned Apache Kafka, on random groups and the rebalances that follow them.
 
     scripts/real/assignor_diff.py [--groups N] [--rounds R] [--seed S] [--sim BINARY]
+                                  [--max-topics T] [--max-members M]
 
 Each group (random topics with random topic ids, members with random member ids as Kafka 4.x
 clients generate them, some static, subscriptions equal or not) is assigned by the real
 assignor (`assignors/AssignorOracle.java` on the broker's classpath) and by `rebalance-sim
 assign` with `"member_order": "broker"`; then members leave, join or change subscription and
 the group is assigned again with every member owning what the real assignor gave it. Prints
-one line per difference and a summary `same: N of M assignments`; exits 1 on a difference.
-Standard library only; the JVM answers on a pipe.
+one line per difference, per assignor the assignments equal to the real ones (all, then those of
+groups whose subscriptions differ) and a summary `same: N of M assignments`; exits 1 on a
+difference.
+
+Groups have 1..T topics (default 4) and 1..M members (default 12); the defaults give the same
+groups for a seed as before the options existed. Standard library only; the JVM answers on a
+pipe.
 """
 
 from __future__ import annotations
@@ -37,13 +43,13 @@ def kafka_uuid(rng: random.Random) -> str:
     return base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
 
 
-def random_group(rng: random.Random) -> dict:
-    topics = {f"t{i}": rng.randint(1, 40) for i in range(rng.randint(1, 4))}
+def random_group(rng: random.Random, max_topics: int = 4, max_members: int = 12) -> dict:
+    topics = {f"t{i}": rng.randint(1, 40) for i in range(rng.randint(1, max_topics))}
     names = list(topics)
     equal = rng.random() < 0.6
     shared = rng.sample(names, rng.randint(1, len(names)))
     members = []
-    for i in range(rng.randint(1, 12)):
+    for i in range(rng.randint(1, max_members)):
         subscribed = shared if equal else rng.sample(names, rng.randint(1, len(names)))
         member = {"id": kafka_uuid(rng), "topics": sorted(subscribed)}
         if rng.random() < 0.3:
@@ -90,15 +96,20 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sim", default=str(ROOT / "target/release/rebalance-sim"))
+    ap.add_argument("--max-topics", type=int, default=4)
+    ap.add_argument("--max-members", type=int, default=12)
     args = ap.parse_args()
+    if args.max_topics < 1 or args.max_members < 1:
+        ap.error("--max-topics and --max-members must be at least 1")
     rng = random.Random(args.seed)
     oracle = subprocess.Popen(
         ["java", "-cp", broker_classpath(), str(HERE / "assignors/AssignorOracle.java")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     same = total = 0
     per_assignor = {}
+    per_assignor_mixed = {}  # the assignments of groups whose subscriptions differ
     for g in range(args.groups):
-        group = random_group(rng)
+        group = random_group(rng, args.max_topics, args.max_members)
         for assignor in ("uniform", "consumer-range"):
             state = json.loads(json.dumps(group))
             for r in range(args.rounds):
@@ -113,6 +124,10 @@ def main() -> int:
                 tally = per_assignor.setdefault(assignor, [0, 0])
                 tally[0] += ok
                 tally[1] += 1
+                if len({tuple(sorted(m["topics"])) for m in request["members"]}) > 1:
+                    mixed = per_assignor_mixed.setdefault(assignor, [0, 0])
+                    mixed[0] += ok
+                    mixed[1] += 1
                 if not ok:
                     print(f"group {g} {assignor} round {r}: differs\n  request: {json.dumps(request)}\n"
                           f"  real: {json.dumps(real)}\n  sim:  {json.dumps(sim)}")
@@ -121,6 +136,8 @@ def main() -> int:
     oracle.wait(timeout=60)
     for assignor, (ok, n) in per_assignor.items():
         print(f"{assignor}: {ok} of {n} assignments equal to Kafka's")
+        mixed_ok, mixed_n = per_assignor_mixed.get(assignor, [0, 0])
+        print(f"  of them with unequal subscriptions: {mixed_ok} of {mixed_n}")
     print(f"same: {same} of {total} assignments")
     return 0 if same == total else 1
 

@@ -97,6 +97,12 @@ impl TopicId {
         ((h >> 32) as u32 ^ h as u32) as i32
     }
 
+    /// Kafka's `Uuid.compareTo`: the most, then the least significant bits, each compared as
+    /// a signed `long` (so not the unsigned order `Ord` derives).
+    pub fn java_cmp(self, other: TopicId) -> std::cmp::Ordering {
+        (self.msb as i64, self.lsb as i64).cmp(&(other.msb as i64, other.lsb as i64))
+    }
+
     /// Parses Kafka's string form (`Uuid.toString()`: 22 characters of URL-safe base64
     /// without padding, e.g. `T1-A4s3VTwiI5CTbEp6POw`).
     pub fn parse(text: &str) -> Option<TopicId> {
@@ -329,5 +335,22 @@ mod topic_id_tests {
         }
         assert_eq!(TopicId::parse("T1-A4s3VTwiI5CTbEp6PO"), None, "21 characters");
         assert_eq!(TopicId::parse("T1-A4s3VTwiI5CTbEp6PO="), None, "padding is not a digit");
+    }
+
+    /// `Uuid.compareTo` compares signed halves: an id whose most significant bit is set sorts
+    /// before one whose is not (the unsigned `Ord` says the opposite), then the least
+    /// significant halves decide, also signed.
+    #[test]
+    fn java_cmp_compares_signed_halves() {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let high = TopicId { msb: 0x8000_0000_0000_0000, lsb: 0 };
+        let low = TopicId { msb: 1, lsb: 0 };
+        assert_eq!(high.java_cmp(low), Less);
+        assert!(high > low, "the derived order is unsigned");
+        let a = TopicId { msb: 5, lsb: u64::MAX }; // lsb -1
+        let b = TopicId { msb: 5, lsb: 0 };
+        assert_eq!(a.java_cmp(b), Less);
+        assert_eq!(b.java_cmp(a), Greater);
+        assert_eq!(a.java_cmp(a), Equal);
     }
 }

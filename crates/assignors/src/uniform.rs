@@ -43,7 +43,10 @@ pub(crate) fn assign_into(input: &GroupInput, scratch: &mut Scratch, out: &mut G
         homogeneous(input, &ix, &subs, scratch, out);
     } else {
         let current = scratch.current_lists(input.members.len());
-        fill_assignment(&ix, uniform_heterogeneous::assign(input, &ix, &subs, &current), out);
+        scratch.fill_iteration_order(input);
+        let per_member =
+            uniform_heterogeneous::assign(input, &ix, &subs, &current, &scratch.iteration);
+        fill_assignment(&ix, per_member, out);
     }
     scratch.subs = subs;
 }
@@ -281,9 +284,18 @@ mod tests {
             } else if subs.all_equal() {
                 homogeneous(input, &ix, &subs, &current)
             } else {
-                uniform_heterogeneous::assign(input, &ix, &subs, &current)
+                uniform_heterogeneous::assign(input, &ix, &subs, &current, &iteration(input))
             };
             to_assignment(&ix, per_member)
+        }
+
+        /// `GroupSpec.memberIds()` order.
+        fn iteration(input: &GroupInput) -> Vec<usize> {
+            let ids: Vec<&str> = input.members.iter().map(|m| m.id.as_str()).collect();
+            match input.member_order {
+                MemberOrder::Given => (0..ids.len()).collect(),
+                MemberOrder::JavaHashMap => java_hashmap_order(&ids),
+            }
         }
 
         /// A Java hash table's bucket of `hash` in a table of `capacity`.
@@ -312,11 +324,7 @@ mod tests {
             current: &[Vec<usize>],
         ) -> Vec<Vec<usize>> {
             let n = input.members.len();
-            let ids: Vec<&str> = input.members.iter().map(|m| m.id.as_str()).collect();
-            let members: Vec<usize> = match input.member_order {
-                MemberOrder::Given => (0..n).collect(),
-                MemberOrder::JavaHashMap => java_hashmap_order(&ids),
-            };
+            let members = iteration(input);
             let mut topics = subs.topics_of(members[0]);
             let capacity = copy_capacity(topics.len());
             topics.sort_by_key(|&t| bucket(topic_hash(input, t), capacity));

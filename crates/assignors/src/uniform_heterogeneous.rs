@@ -1,40 +1,52 @@
-//! KIP-848's `UniformAssignor` for heterogeneous subscriptions, ported from apache/kafka
-//! `group-coordinator/src/main/java/org/apache/kafka/coordinator/group/assignor/UniformHeterogeneousAssignmentBuilder.java`
-//! (KAFKA-17710, 017da210999, 2024-10-17; read at 1eb7644349cb):
+//! KIP-848's `UniformAssignor` for heterogeneous subscriptions: Apache Kafka 4.4.0's
+//! `org.apache.kafka.coordinator.group.assignor.UniformHeterogeneousAssignmentBuilder`
+//! (group-coordinator module; source read at apache/kafka 1eb7644349cb, KAFKA-17710
+//! 017da210999, and checked method by method against `javap -c -p` of
+//! `kafka-group-coordinator-4.4.0.jar`, the broker `scripts/real/kafka` runs: `build`,
+//! `maybeRevokePartitions`, `computeUnassignedPartitions`, `assignRemainingPartitions`,
+//! `balance`, `balanceTopics`, `balanceTopic` and the inner `MemberAssignmentBalancer` are the
+//! same bytecode for the same source):
 //!
 //! 1. `maybeRevokePartitions`: each member keeps its current partitions of topics it still
 //!    subscribes to.
 //! 2. `assignRemainingPartitions`: topics with unassigned partitions, in `topicComparator`
-//!    order (most partitions per subscriber first, then fewer subscribers, then topic id: here
-//!    the topic name stands in for the id), each dealt over its subscribers from the least
-//!    loaded (`MemberAssignmentBalancer.nextLeastLoadedMember`: the members with the fewest
+//!    order (most partitions per subscriber first, then fewer subscribers, then
+//!    `Uuid.compareTo` of the topic ids: signed most, then least significant bits; without
+//!    ids the topic name stands in), each dealt over its subscribers from the least loaded
+//!    (`MemberAssignmentBalancer.nextLeastLoadedMember`: the members with the fewest
 //!    partitions in turn, then the next level).
 //! 3. `balance`: for topics with two or more subscribers, up to 16 rounds over the sorted
 //!    topics, each moving a topic's partitions from its most loaded subscribers (highest
 //!    partition numbers of each first) to its least loaded, until the topic's subscribers are
 //!    within one; a round with no move after the last moving topic ends it.
 //!
-//! Members are indexed in member-id order (Kafka's `groupSpec.memberIds()` order; its tests
-//! sort them so).
+//! Member indices, which break every tie (`memberComparator`, the owner-grouped partition
+//! list of `balanceTopic`), are positions in `new ArrayList<>(groupSpec.memberIds())`: the
+//! caller's iteration order (a Java `HashMap` of member ids on the broker,
+//! [`crate::MemberOrder`]).
 
 use crate::common::{java_cmp, PartitionIndex, Subscriptions};
 use crate::GroupInput;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// `MAX_ITERATION_COUNT` of `balanceTopics`.
 const MAX_ITERATION_COUNT: usize = 16;
 
 /// The heterogeneous uniform assignment: per member (input order), the global indices of its
-/// partitions. `current[m]` are member `m`'s current partitions of topics it subscribes to.
+/// partitions. `current[m]` are member `m`'s current partitions of topics it subscribes to;
+/// `iteration` lists every member (input indices) in `GroupSpec.memberIds()` order.
 pub(crate) fn assign(
     input: &GroupInput,
     ix: &PartitionIndex,
     subs: &Subscriptions,
     current: &[Vec<usize>],
+    iteration: &[usize],
 ) -> Vec<Vec<usize>> {
     let n = input.members.len();
-    let mut by_index: Vec<usize> = (0..n).collect();
-    by_index.sort_by(|&a, &b| java_cmp(&input.members[a].id, &input.members[b].id));
+    debug_assert_eq!(iteration.len(), n, "every member once");
+    // `memberIds.get(i)` is member `by_index[i]`.
+    let by_index = iteration;
     let topic_count = input.topics.len() as u32;
     let subscribers: Vec<Vec<usize>> =
         (0..topic_count).map(|t| (0..n).filter(|&i| subs.has(by_index[i], t)).collect()).collect();
@@ -89,10 +101,19 @@ impl TopicOrder<'_> {
             let (pa, sa) = (self.ix.range(a).len(), self.subscribers[a as usize].len());
             let (pb, sb) = (self.ix.range(b).len(), self.subscribers[b as usize].len());
             // Partitions per subscriber, descending: pb/sb vs pa/sa without division.
-            (pb * sa).cmp(&(pa * sb)).then(sa.cmp(&sb)).then_with(|| {
-                java_cmp(&self.input.topics[a as usize].name, &self.input.topics[b as usize].name)
-            })
+            (pb * sa).cmp(&(pa * sb)).then(sa.cmp(&sb)).then_with(|| self.topic_id_cmp(a, b))
         });
+    }
+
+    /// `topic1Id.compareTo(topic2Id)`: Kafka's `Uuid.compareTo` compares the most, then the
+    /// least significant bits as signed `long`s; without ids, the topic names.
+    fn topic_id_cmp(&self, a: u32, b: u32) -> Ordering {
+        let ids = &self.input.topic_ids;
+        if ids.len() == self.input.topics.len() && !ids.is_empty() {
+            ids[a as usize].java_cmp(ids[b as usize])
+        } else {
+            java_cmp(&self.input.topics[a as usize].name, &self.input.topics[b as usize].name)
+        }
     }
 }
 
@@ -252,5 +273,57 @@ impl Balancer {
     /// `isBalanced`.
     fn is_balanced(&self) -> bool {
         self.most_count - self.least_count <= 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assign;
+    use crate::common::{server_current, PartitionIndex, Subscriptions};
+    use crate::{GroupInput, Member, MemberOrder, Topic, TopicId, Tp};
+
+    /// Kafka's `UniformHeterogeneousAssignmentBuilderTest.
+    /// testReassignmentWhenTopicPartitionsRunOutAndMembersHaveNoPartitions` builds a
+    /// HETEROGENEOUS group spec with equal subscriptions, which the coordinator never does (the
+    /// `assign` command takes the homogeneous path there: a known difference of the
+    /// kafka_cases test). The builder itself gives Kafka's expected answer: topics of 2
+    /// partitions, 2 subscribers each, so sorted by topic id (T1 < T2 < T3); A owns all six.
+    /// topic1 loses both to B (A 4, B 2), topic2 its partition 1 (3 and 3), topic3 nothing.
+    #[test]
+    fn kafka_forced_heterogeneous_case_gives_kafkas_answer() {
+        let topics: Vec<Topic> =
+            (1..=3).map(|i| Topic { name: format!("topic{i}"), partitions: 2 }).collect();
+        let all: Vec<Tp> =
+            (0..3).flat_map(|t| (0..2).map(move |p| Tp { topic: t, partition: p })).collect();
+        let members = vec![
+            Member { id: "A".into(), topics: vec![0, 1, 2], owned: all, ..Member::default() },
+            Member { id: "B".into(), topics: vec![0, 1, 2], ..Member::default() },
+        ];
+        let topic_ids =
+            ["T1-A4s3VTwiI5CTbEp6POw", "T2-B4s3VTwiI5YHbPp6YUe", "T3-CU8fVTLCz5YMkLoDQsa"]
+                .iter()
+                .map(|s| TopicId::parse(s).expect(s))
+                .collect();
+        let input = GroupInput {
+            topics,
+            members,
+            topic_ids,
+            member_order: MemberOrder::Given,
+            ..GroupInput::default()
+        };
+        let ix = PartitionIndex::new(&input.topics);
+        let subs = Subscriptions::new(&input);
+        let current = server_current(&input, &ix, &subs, &[0, 1]);
+        let got = assign(&input, &ix, &subs, &current, &[0, 1]);
+        let named = |list: &[usize]| -> Vec<String> {
+            list.iter()
+                .map(|&p| {
+                    let tp = ix.tp(p);
+                    format!("{}-{}", input.topics[tp.topic as usize].name, tp.partition)
+                })
+                .collect()
+        };
+        assert_eq!(named(&got[0]), ["topic2-0", "topic3-0", "topic3-1"]);
+        assert_eq!(named(&got[1]), ["topic1-0", "topic1-1", "topic2-1"]);
     }
 }

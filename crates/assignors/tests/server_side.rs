@@ -126,6 +126,28 @@ fn uniform_visits_topics_by_topic_id_hash_and_keeps_partitions_in_hashset_order(
 }
 
 #[test]
+fn uniform_heterogeneous_breaks_ties_by_the_brokers_member_order() {
+    // `UniformHeterogeneousAssignmentBuilder` numbers the members in `groupSpec.memberIds()`
+    // order, a HashMap of member ids on the broker: "p" (112 -> bucket 0), "a" (97 -> 1), "c"
+    // (99 -> 3). a and p subscribe to t1 (1 partition), c to t2 (1 partition). Topics by
+    // partitions per subscriber: t2 (1) first, to c; then t1 (0.5) to the least loaded of a
+    // and p, both at 0, the tie broken by member index: p on the broker. Kafka's tests build
+    // the group in a TreeMap (member order "given", sorted here): there a gets it.
+    let t = topics(&[("t1", 1), ("t2", 1)]);
+    let members =
+        vec![member(&t, "a", &["t1"]), member(&t, "c", &["t2"]), member(&t, "p", &["t1"])];
+    let mut input = GroupInput { topics: t.clone(), members, ..GroupInput::default() };
+    let broker = run(AssignorName::Uniform, &input);
+    assert_eq!(names(&input, &broker, "p"), vec!["t1-0"]);
+    assert_eq!(names(&input, &broker, "a"), Vec::<String>::new());
+    assert_eq!(names(&input, &broker, "c"), vec!["t2-0"]);
+    input.member_order = assignors::MemberOrder::Given;
+    let given = run(AssignorName::Uniform, &input);
+    assert_eq!(names(&input, &given, "a"), vec!["t1-0"]);
+    assert_eq!(names(&input, &given, "p"), Vec::<String>::new());
+}
+
+#[test]
 fn tubemq_partition_key_and_client_rule() {
     assert_eq!(tubemq_partition_key("orders", 3), "1:orders:3");
     // "1:t:0".hashCode(): 49 -> 49*31+58 = 1577 -> 1577*31+116 = 49003 -> 49003*31+58 =
