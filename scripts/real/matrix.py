@@ -5,6 +5,7 @@ Kafka (`run.sh run ... --kafka`), beside the simulator's run of the same file.
     scripts/real/matrix.py [--reps N] [--sim BINARY] [--commit-every MINUTES] [--only SCENARIO]...
     scripts/real/matrix.py --list        (the cells in run order, done or not)
     scripts/real/matrix.py --resummarize (recompute every recorded cell's CSVs from its raw record)
+    scripts/real/matrix.py --resimulate [--sim BINARY] (redo every cell's sim/ with BINARY)
 
 Cells go to results/real/<kafka version>/<client>/<scenario>/<protocol>/rep<N>/ (summary.csv,
 partitions.csv, rebalances.csv, host.txt); the scenario as run (the file with `client` set,
@@ -49,7 +50,7 @@ SCENARIOS = {
 DECIDING = ["eager:range", "cooperative:cooperative-sticky"]
 OTHERS = ["eager:range+static", "consumer:uniform"]
 CLIENTS = ["java", "librdkafka"]
-SIM_DEFAULT = "/work/bin/rebalance-sim-aaba41d"
+SIM_DEFAULT = str(ROOT / "target/release/rebalance-sim")  # `cargo build --release` first
 PAUSE_FILE = HERE / ".runs/matrix.pause"  # while it exists, no new cell starts (CI timing, other runs)
 PAUSE_MAX_S = 7200
 RUN_MARGIN_S = 240
@@ -209,6 +210,34 @@ def resummarize(base: Path, todo: list[tuple[int, str, str, str]]) -> int:
     return 0
 
 
+def resimulate(base: Path, sim: str) -> int:
+    """Redo the simulator's run of every cell that has one (after a model change), with `sim`."""
+    done = failed = 0
+    for sim_dir in sorted(base.glob("*/*/*/sim")):
+        cell = sim_dir.parent
+        scenario = cell.parent / "scenario.toml"
+        protocol = cell_protocol(cell.name)
+        if not scenario.exists() or protocol is None:
+            continue
+        shutil.rmtree(sim_dir)
+        simulate(sim, scenario, protocol, sim_dir)
+        ok = (sim_dir / "summary.csv").exists()
+        done += ok
+        failed += not ok
+    print(f"resimulated {done} cells with {sim} ({failed} failed)")
+    return 1 if failed else 0
+
+
+def cell_protocol(folder: str) -> str | None:
+    """The protocol spelling of a cell folder (`proto_dir`'s inverse), e.g.
+    `cooperative_cooperative-sticky_static` -> `cooperative:cooperative-sticky+static`."""
+    parts = folder.split("_")
+    if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "static"):
+        return None
+    spelling = f"{parts[0]}:{parts[1]}" + ("+static" if len(parts) == 3 else "")
+    return spelling if proto_dir(spelling) == folder else None
+
+
 def commit(base: Path) -> None:
     """Commit the matrix folder only (nothing else staged is touched)."""
     rel = base.relative_to(ROOT)
@@ -226,11 +255,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", action="append", default=[], choices=sorted(SCENARIOS))
     p.add_argument("--list", action="store_true")
     p.add_argument("--resummarize", action="store_true")
+    p.add_argument("--resimulate", action="store_true")
     args = p.parse_args(argv)
     base = ROOT / "results/real" / kafka_version()
     todo = cells(args.reps, args.only)
     if args.resummarize:
         return resummarize(base, todo)
+    if args.resimulate:
+        return resimulate(base, args.sim)
     last_commit = time.time()
     passes = 1 if args.list else 2  # the second pass retries the cells that failed in the first
     for i, (rep, client, scenario, protocol) in [(i, c) for _ in range(passes) for i, c in enumerate(todo, 1)]:
