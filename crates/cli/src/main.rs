@@ -42,6 +42,9 @@ enum Command {
     /// Re-run the committed reference results; exit 1 if a metric got worse than its rule
     /// allows (the check file: docs/check.md).
     Check(commands::check::Args),
+    /// Compare two runs (output folders or scenario files) metric by metric: the change, and
+    /// whether it is better or worse (docs/check.md's default rules).
+    Diff(commands::diff::Args),
     /// Redraw the charts of a run from its CSV files.
     Plot(commands::plot::Args),
     /// Random scenarios from seeds, every invariant checked after every event; exit 1 on a failure.
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Merge(args) => commands::merge::run(args),
         Command::Check(args) => commands::check::run(args),
+        Command::Diff(args) => commands::diff::run(args),
         Command::Plot(args) => commands::plot::run(args),
         Command::Chaos(args) => commands::chaos::run(args),
     };

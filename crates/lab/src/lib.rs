@@ -8,6 +8,7 @@ pub mod chaos_check;
 pub mod chaos_gen;
 pub mod check;
 pub mod check_rules;
+pub mod diff;
 pub mod divergence;
 mod single;
 pub mod stats;

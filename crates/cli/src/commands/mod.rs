@@ -3,6 +3,7 @@
 pub mod assign;
 pub mod chaos;
 pub mod check;
+pub mod diff;
 pub mod formats;
 pub mod merge;
 pub mod plot;

@@ -18,6 +18,7 @@
 //! Everything is deterministic: the same reports give the same bytes.
 
 pub mod data;
+pub mod diff;
 
 mod cdf;
 mod common;
