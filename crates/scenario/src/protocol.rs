@@ -15,7 +15,7 @@ pub(crate) const PROTOCOL_NAMES: &[&str] =
     &["eager", "cooperative", "consumer", "tubemq-server", "tubemq-client", "manual"];
 
 /// What `--protocol` and `protocols` entries may look like (for messages).
-pub(crate) const PROTOCOL_FORMS: &str = "eager[:range|roundrobin|sticky], \
+pub const PROTOCOL_FORMS: &str = "eager[:range|roundrobin|sticky], \
 cooperative[:cooperative-sticky], consumer[:uniform|range], tubemq-server[:modulo], \
 tubemq-client[:modulo], manual[:none], each optionally followed by +static (not for manual \
 or tubemq)";

@@ -4,9 +4,10 @@
 //! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side table (rows = metrics, columns = protocol runs).
 //!
 //! Bad input (an invalid file, an unknown protocol, a run that reaches the event bound) is
-//! reported on stderr with exit 2 before anything is written. A group estimated at or above
-//! 100% of its processing capacity is warned about on stderr (scenario::overload_warnings) and
-//! the estimate is printed under the table.
+//! reported on stderr with exit 2 before anything is written. What `validate` warns about
+//! (scenario::warnings: no member, a slow run, a batch longer than max.poll.interval.ms, a
+//! group at or above 100% of its processing capacity, ...) is printed on stderr before the
+//! runs, and the utilisation estimate under the table.
 
 use super::Outcome;
 use metrics::{RunReport, SummaryRow};
@@ -91,7 +92,7 @@ pub fn run(args: Args) -> Outcome {
             return Outcome::BadInput;
         }
     };
-    for warning in scenario::overload_warnings(&scenario) {
+    for warning in scenario::warnings(&scenario) {
         eprintln!("warning: {}: {warning}", args.scenario.display());
     }
     let seed = args.seed.unwrap_or(scenario.seed);
@@ -262,10 +263,18 @@ fn protocols_of(scenario: &Scenario, given: &[String]) -> Option<Vec<ProtocolSpe
         match Scenario::parse_protocol(text) {
             Ok(mut spec) => {
                 spec.static_membership |= scenario.group.static_membership;
-                specs.push(spec);
+                if specs.contains(&spec) {
+                    eprintln!(
+                        "error: --protocol {text}: repeats {spec}, given before; each protocol \
+                         is run once"
+                    );
+                    ok = false;
+                } else {
+                    specs.push(spec);
+                }
             }
             Err(e) => {
-                eprintln!("error: --protocol {text}: {e}");
+                eprintln!("error: --protocol {text}: {e}; allowed: {}", scenario::PROTOCOL_FORMS);
                 ok = false;
             }
         }

@@ -11,6 +11,10 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// At most this many worker threads: each holds a run's memory, and 100,000 threads took
+/// about a minute to fail (issue 27 item 9).
+pub const MAX_JOBS: usize = 256;
+
 /// Arguments of `sweep`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -19,7 +23,7 @@ pub struct Args {
     /// Output folder (default `results/sweeps/<name>/`; a shard's default adds `shard-K-of-N/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads (default: the machine's cores).
+    /// Worker threads, 1 to 256 (default: the machine's cores).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Replications per cell, overriding the file's `seeds`.
@@ -50,7 +54,12 @@ pub fn run(args: Args) -> Outcome {
         Err(msg) => return bad(&msg),
     };
     let jobs = match args.jobs {
-        Some(0) => return bad("--jobs: must be at least 1"),
+        Some(n) if !(1..=MAX_JOBS).contains(&n) => {
+            return bad(&format!(
+                "--jobs {n} is not allowed: from 1 to {MAX_JOBS} worker threads (the default \
+                 is the machine's cores)"
+            ))
+        }
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
@@ -58,6 +67,7 @@ pub fn run(args: Args) -> Outcome {
         Ok(p) => p,
         Err(e) => return bad(&e.to_string()),
     };
+    print_warnings(&args.file, &plan);
     let out_dir = args.out.unwrap_or_else(|| default_out(&plan.manifest.name, shard));
     let opts = SweepOptions { out_dir: out_dir.clone(), jobs, shard };
     let progress = Progress::new();
@@ -85,6 +95,34 @@ pub fn run(args: Args) -> Outcome {
         return Outcome::Ok;
     }
     finish(&out_dir, &plan.manifest.grid_keys, args.charts)
+}
+
+/// At most this many distinct warnings are printed before a sweep (cells whose values differ
+/// can each word one differently).
+const MAX_WARNINGS_SHOWN: usize = 20;
+
+/// Prints what `validate` would warn about the cells (scenario::warnings) on stderr, each
+/// distinct warning once with the number of cells it concerns.
+fn print_warnings(file: &std::path::Path, plan: &SweepPlan) {
+    let mut distinct: Vec<(String, usize)> = Vec::new();
+    let mut index_of = std::collections::BTreeMap::new();
+    for cell in &plan.cells {
+        for warning in scenario::warnings(&cell.scenario) {
+            let index = *index_of.entry(warning.clone()).or_insert_with(|| {
+                distinct.push((warning, 0));
+                distinct.len() - 1
+            });
+            distinct[index].1 += 1;
+        }
+    }
+    let cells = plan.cells.len();
+    for (warning, count) in distinct.iter().take(MAX_WARNINGS_SHOWN) {
+        eprintln!("warning: {}: {warning} ({count} of {cells} cells)", file.display());
+    }
+    if distinct.len() > MAX_WARNINGS_SHOWN {
+        let more = distinct.len() - MAX_WARNINGS_SHOWN;
+        eprintln!("warning: {}: and {more} more distinct warnings", file.display());
+    }
 }
 
 /// Prints the aggregate table of a finished sweep folder and, with `charts`, draws its charts.
