@@ -12,6 +12,7 @@
 
 mod config;
 mod error;
+pub mod estimate;
 mod events;
 mod kafka_props;
 pub mod limits;

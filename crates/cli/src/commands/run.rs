@@ -62,6 +62,8 @@ pub struct Args {
     /// `heartbeat.interval.ms`).
     #[arg(long, requires = "trace")]
     pub trace_heartbeats: bool,
+    #[command(flatten)]
+    pub budget: super::budget::BudgetArgs,
 }
 
 /// Loads, runs every protocol, writes the outputs and prints the table.
@@ -92,7 +94,12 @@ pub fn run(args: Args) -> Outcome {
             return Outcome::BadInput;
         }
     };
-    for warning in scenario::warnings(&scenario) {
+    let chosen = Scenario { protocols: protocols.clone(), ..scenario.clone() };
+    if let Err(message) = super::budget::check_run(&args.scenario, &chosen, args.budget) {
+        eprintln!("error: {message}");
+        return Outcome::BadInput;
+    }
+    for warning in scenario::warnings(&chosen) {
         eprintln!("warning: {}: {warning}", args.scenario.display());
     }
     let seed = args.seed.unwrap_or(scenario.seed);

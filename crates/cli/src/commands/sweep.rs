@@ -41,6 +41,8 @@ pub struct Args {
     /// stay: a resumed sweep and `merge` read `runs.csv`).
     #[arg(long, value_name = "FORMATS", default_value = "csv")]
     pub format: String,
+    #[command(flatten)]
+    pub budget: super::budget::BudgetArgs,
 }
 
 /// Runs the subcommand.
@@ -67,6 +69,9 @@ pub fn run(args: Args) -> Outcome {
         Ok(p) => p,
         Err(e) => return bad(&e.to_string()),
     };
+    if let Err(message) = check_budget(&args.file, &plan, jobs, args.budget) {
+        return bad(&message);
+    }
     print_warnings(&args.file, &plan);
     let out_dir = args.out.unwrap_or_else(|| default_out(&plan.manifest.name, shard));
     let opts = SweepOptions { out_dir: out_dir.clone(), jobs, shard };
@@ -95,6 +100,24 @@ pub fn run(args: Args) -> Outcome {
         return Outcome::Ok;
     }
     finish(&out_dir, &plan.manifest.grid_keys, args.charts)
+}
+
+/// Checks the largest cell's run (one protocol) times the runs at once against the budget.
+fn check_budget(
+    file: &std::path::Path,
+    plan: &SweepPlan,
+    jobs: usize,
+    budget: super::budget::BudgetArgs,
+) -> Result<(), String> {
+    let budget_bytes = budget.bytes()?;
+    let largest = plan
+        .cells
+        .iter()
+        .map(|cell| scenario::estimate::estimate_one_protocol(&cell.scenario))
+        .max_by(|a, b| a.memory_bytes.total_cmp(&b.memory_bytes));
+    let Some(largest) = largest else { return Ok(()) };
+    let parallel = jobs.min(plan.manifest.runs.max(1));
+    super::budget::check(file, &largest, budget_bytes, parallel)
 }
 
 /// At most this many distinct warnings are printed before a sweep (cells whose values differ
