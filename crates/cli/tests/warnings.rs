@@ -91,7 +91,7 @@ fn sweep_seeds_and_jobs_on_the_command_line_have_the_files_limits() {
     expect(d, &["sweep", "s.toml", "--seeds", "100001"], 2, &format!("--seeds 100001 {allowed}"));
     let jobs = "--jobs 100000 is not allowed: from 1 to 256 worker threads";
     expect(d, &["sweep", "s.toml", "--jobs", "100000", "--out", "o"], 2, jobs);
-    expect(d, &["sweep", "s.toml", "--jobs", "0", "--out", "o"], 2, "--jobs 0 is not allowed");
+    expect(d, &["sweep", "s.toml", "--jobs", "0", "--out", "o"], 2, "--jobs: must be at least 1");
     assert!(!d.join("o").exists(), "refused before any work: no folder, no journal");
     expect(d, &["sweep", "s.toml", "--jobs", "256", "--out", "o"], 0, "");
 }

@@ -204,6 +204,8 @@ fn protocols(ctx: &mut Ctx<'_>, section: &mut Section<'_>, all_static: bool) -> 
                     specs.push(spec);
                 }
             }
+            // An unknown protocol's message lists the allowed forms already.
+            Err(message) if message.contains("allowed: ") => ctx.at(item, &key, message, None),
             Err(message) => ctx.at(item, &key, message, Some(PROTOCOL_FORMS)),
         }
     }

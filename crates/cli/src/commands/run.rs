@@ -281,7 +281,7 @@ fn protocols_of(scenario: &Scenario, given: &[String]) -> Option<Vec<ProtocolSpe
                 }
             }
             Err(e) => {
-                eprintln!("error: --protocol {text}: {e}; allowed: {}", scenario::PROTOCOL_FORMS);
+                eprintln!("error: --protocol {text}: {e}");
                 ok = false;
             }
         }

@@ -56,7 +56,9 @@ pub fn run(args: Args) -> Outcome {
         Err(msg) => return bad(&msg),
     };
     let jobs = match args.jobs {
-        Some(n) if !(1..=MAX_JOBS).contains(&n) => {
+        // The Python package's sweep gives the same message for 0 (python/src/outputs.rs).
+        Some(0) => return bad("--jobs: must be at least 1"),
+        Some(n) if n > MAX_JOBS => {
             return bad(&format!(
                 "--jobs {n} is not allowed: from 1 to {MAX_JOBS} worker threads (the default \
                  is the machine's cores)"
