@@ -108,8 +108,9 @@ impl SweepPlan {
         let text = String::from_utf8_lossy(&sweep_bytes);
         let mut sweep = parse_sweep(&text, path).map_err(messages)?;
         if let Some(n) = seeds {
-            if n == 0 {
-                return Err(LabError::input("--seeds: must be at least 1"));
+            if n == 0 || n > scenario::limits::MAX_SEEDS {
+                let allowed = scenario::sweep::seeds_allowed();
+                return Err(LabError::input(format!("--seeds {n} is not allowed: {allowed}")));
             }
             sweep.seeds = n;
         }

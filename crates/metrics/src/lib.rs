@@ -22,7 +22,7 @@ pub use collector::{Collector, RunLabels};
 pub use intervals::IntervalSet;
 pub use ownership::{
     OwnershipInterval, OwnershipLog, OwnershipLogBuilder, OwnershipLogError, OwnershipRowRef,
-    OwnershipSegment,
+    OwnershipSegment, KNOWN_STATES,
 };
 pub use rows::{
     Columns, OwnershipRow, PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow,

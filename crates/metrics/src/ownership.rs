@@ -19,7 +19,7 @@ pub(crate) const NO_OWNER: u32 = u32::MAX;
 
 /// The state names with a fixed code (code `i` is `KNOWN_STATES[i]`): `idle` and the
 /// [`PartState`] names. Other names (a hand-edited CSV) get codes from `KNOWN_STATES.len()` on.
-const KNOWN_STATES: [&str; 8] = [
+pub const KNOWN_STATES: [&str; 8] = [
     "consuming",
     "idle",
     "unassigned",

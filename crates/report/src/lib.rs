@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod charts;
+pub mod csv_check;
 pub mod csv_out;
 mod direct_write;
 pub mod parquet_out;

@@ -12,6 +12,7 @@
 
 mod config;
 mod error;
+pub mod estimate;
 mod events;
 mod kafka_props;
 pub mod limits;
@@ -31,6 +32,7 @@ pub use config::{default_broker_config, default_consumer_config};
 pub use error::ScenarioError;
 pub use load::{from_table, load, parse_str};
 pub use members::{initial_member_name, member_order, scale_plan, ScalePlan};
+pub use protocol::PROTOCOL_FORMS;
 pub use tubemq::default_tubemq;
 pub use types::*;
 pub use utilisation::{load_timeline, overload_warnings, peak_utilisation, LoadPoint};

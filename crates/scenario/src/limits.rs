@@ -21,6 +21,13 @@ pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 /// member (those it keeps are sorted, those it adds or removes are named), so without a bound
 /// 1,999 events alternating 1 and 100,000 members took minutes to validate (issue 27 item 6).
 pub const MAX_SCALE_WORK: u64 = 2_000_000;
+/// At most this many characters in a scenario's or a sweep's `name` (it names the output
+/// folder, whose staging folder `.<name>.staging-<pid>-<n>` must stay within the file systems'
+/// 255-byte limit on a file name): a longer name was refused only after the simulation, when
+/// the outputs were written ("File name too long", issue 27 item 9).
+pub const MAX_NAME_CHARS: usize = 200;
+/// At most this many replications per sweep cell (the file's `seeds` and `--seeds`).
+pub const MAX_SEEDS: u32 = 100_000;
 /// Above this many expected records produced, `warnings` says the run may be slow.
 pub const WARN_RECORDS: f64 = 1e9;
 

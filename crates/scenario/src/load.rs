@@ -11,7 +11,7 @@
 use crate::config::{broker_config, consumer_config};
 use crate::error::ScenarioError;
 use crate::events::{check_timeline, parse_events};
-use crate::limits::{MAX_MEMBERS, MAX_PARTITIONS, MAX_RATE_PER_S};
+use crate::limits::{MAX_MEMBERS, MAX_NAME_CHARS, MAX_PARTITIONS, MAX_RATE_PER_S};
 use crate::protocol::{supports_static, PROTOCOL_FORMS};
 use crate::reader::{self, Ctx, Section};
 use crate::tree::{self, Kind, Node};
@@ -142,7 +142,17 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
 /// `name`, or the file stem; must be usable as a folder name (`results/<name>/`).
 fn scenario_name(ctx: &mut Ctx<'_>, section: &mut Section<'_>, path: &Path) -> String {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let Some(node) = section.take("name") else { return stem };
+    let Some(node) = section.take("name") else {
+        if stem.chars().count() > MAX_NAME_CHARS {
+            let message = format!(
+                "not set, and the file name's stem ({} characters) is too long to name the \
+                 output folder",
+                stem.chars().count()
+            );
+            ctx.error(None, "name", message, Some(name_allowed()));
+        }
+        return stem;
+    };
     let Some(name) = reader::string(ctx, node, "name") else { return stem };
     let ok = !name.is_empty()
         && name != "."
@@ -151,8 +161,17 @@ fn scenario_name(ctx: &mut Ctx<'_>, section: &mut Section<'_>, path: &Path) -> S
     if !ok {
         let allowed = "a non-empty folder name from A-Z a-z 0-9 . _ -";
         ctx.at(node, "name", format!("`{name}` cannot name the output folder"), Some(allowed));
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        let message =
+            format!("is {} characters long, too long for a folder name", name.chars().count());
+        ctx.at(node, "name", message, Some(name_allowed().as_str()));
     }
     name.to_string()
+}
+
+/// What a `name` may be, for its messages.
+fn name_allowed() -> String {
+    format!("at most {MAX_NAME_CHARS} characters from A-Z a-z 0-9 . _ -")
 }
 
 fn run_duration(ctx: &mut Ctx<'_>, section: &mut Section<'_>) -> Option<SimTime> {
@@ -185,6 +204,8 @@ fn protocols(ctx: &mut Ctx<'_>, section: &mut Section<'_>, all_static: bool) -> 
                     specs.push(spec);
                 }
             }
+            // An unknown protocol's message lists the allowed forms already.
+            Err(message) if message.contains("allowed: ") => ctx.at(item, &key, message, None),
             Err(message) => ctx.at(item, &key, message, Some(PROTOCOL_FORMS)),
         }
     }

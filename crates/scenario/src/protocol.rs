@@ -15,7 +15,7 @@ pub(crate) const PROTOCOL_NAMES: &[&str] =
     &["eager", "cooperative", "consumer", "tubemq-server", "tubemq-client", "manual"];
 
 /// What `--protocol` and `protocols` entries may look like (for messages).
-pub(crate) const PROTOCOL_FORMS: &str = "eager[:range|roundrobin|sticky], \
+pub const PROTOCOL_FORMS: &str = "eager[:range|roundrobin|sticky], \
 cooperative[:cooperative-sticky], consumer[:uniform|range], tubemq-server[:modulo], \
 tubemq-client[:modulo], manual[:none], each optionally followed by +static (not for manual \
 or tubemq)";
@@ -73,7 +73,7 @@ impl Scenario {
         };
         let protocol = protocol_named(protocol_name).ok_or_else(|| {
             let head = unknown_message("protocol", protocol_name, PROTOCOL_NAMES.iter().copied());
-            format!("`{text}`: {head}")
+            format!("`{text}`: {head}; allowed: {PROTOCOL_FORMS}")
         })?;
         let assignor = pick_assignor(protocol, assignor_name, text)?;
         if static_membership && !supports_static(protocol) {
@@ -161,7 +161,8 @@ mod tests {
         let err = Scenario::parse_protocol("manual+static").unwrap_err();
         assert!(err.contains("manual has no static membership"), "{err}");
         let err = Scenario::parse_protocol("eagre:range").unwrap_err();
-        assert_eq!(err, "`eagre:range`: unknown protocol `eagre`; did you mean `eager`?");
+        let head = "`eagre:range`: unknown protocol `eagre`; did you mean `eager`?";
+        assert_eq!(err, format!("{head}; allowed: {PROTOCOL_FORMS}"));
         assert!(Scenario::parse_protocol("").is_err());
         assert!(Scenario::parse_protocol("cooperative:range").is_err());
     }

@@ -11,6 +11,7 @@
 //! `key=value` in key order, and both the cell id and each run seed ([`run_seed`]) are stable
 //! hashes of it. Adding a value to the grid therefore changes no other cell's seeds.
 
+use crate::limits::{MAX_NAME_CHARS, MAX_SEEDS};
 use crate::Scenario;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -315,7 +316,10 @@ fn parse_name(table: &Table, file: &Path, errors: &mut Vec<SweepError>) -> Strin
         None => stem,
         Some(Value::String(s)) if valid_name(s) => s.clone(),
         Some(_) => {
-            let msg = "a non-empty string of letters, digits, `-`, `_` or `.` (a folder name)";
+            let msg = format!(
+                "a non-empty string of at most {MAX_NAME_CHARS} letters, digits, `-`, `_` or \
+                 `.` (a folder name)"
+            );
             errors.push(SweepError::new(file, "name", msg));
             stem
         }
@@ -326,6 +330,7 @@ fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s != "."
         && s != ".."
+        && s.chars().count() <= MAX_NAME_CHARS
         && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
@@ -352,13 +357,17 @@ fn parse_base(table: &Table, file: &Path, errors: &mut Vec<SweepError>) -> PathB
     }
 }
 
+/// What `seeds` (and `--seeds`) may be, for messages.
+pub fn seeds_allowed() -> String {
+    format!("an integer from 1 to {MAX_SEEDS} (replications per cell)")
+}
+
 fn parse_seeds(table: &Table, file: &Path, errors: &mut Vec<SweepError>) -> u32 {
     match table.get("seeds") {
         None => 1,
-        Some(Value::Integer(n)) if (1..=100_000).contains(n) => *n as u32,
+        Some(Value::Integer(n)) if (1..=i64::from(MAX_SEEDS)).contains(n) => *n as u32,
         Some(v) => {
-            let msg =
-                format!("{v} is not allowed: an integer from 1 to 100000 (replications per cell)");
+            let msg = format!("{v} is not allowed: {}", seeds_allowed());
             errors.push(SweepError::new(file, "seeds", msg));
             1
         }

@@ -25,6 +25,7 @@ pub fn warnings(scenario: &Scenario) -> Vec<String> {
     commits(scenario, &mut out);
     workload(scenario, &mut out);
     out.extend(crate::utilisation::overload_warnings(scenario));
+    out.extend(crate::estimate::slow_run_warning(scenario));
     out
 }
 

@@ -3,7 +3,7 @@
 
 use super::Outcome;
 use lab::sweep_manifest::{Manifest, MANIFEST_JSON};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `merge`.
 #[derive(clap::Args, Debug)]
@@ -28,6 +28,14 @@ pub fn run(args: Args) -> Outcome {
             Err(e) => return bad(&e),
         },
     };
+    if let Some(shard) = shard_at(&args.dirs, &out) {
+        return bad(&format!(
+            "--out {}: is the shard folder {} given to merge; the merge would overwrite it: \
+             choose another folder",
+            out.display(),
+            shard.display()
+        ));
+    }
     match lab::sweep_merge::merge(&args.dirs, &out) {
         Ok(m) => {
             eprintln!("merged {} shards, {} runs -> {}", m.shards, m.runs, out.display());
@@ -38,6 +46,13 @@ pub fn run(args: Args) -> Outcome {
         }
         Err(e) => bad(&e.to_string()),
     }
+}
+
+/// The shard folder among `dirs` that is the folder `out` (the same after resolving links and
+/// `..`), if any.
+fn shard_at<'a>(dirs: &'a [PathBuf], out: &Path) -> Option<&'a PathBuf> {
+    let out = out.canonicalize().ok()?;
+    dirs.iter().find(|dir| dir.canonicalize().is_ok_and(|d| d == out))
 }
 
 fn bad(message: &str) -> Outcome {

@@ -1,6 +1,7 @@
 //! One module per subcommand, and the shared outcome type that maps to the exit code.
 
 pub mod assign;
+pub mod budget;
 pub mod chaos;
 pub mod check;
 pub mod diff;

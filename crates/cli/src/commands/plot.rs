@@ -4,7 +4,8 @@
 //! `timeline.csv` from DIR (as `run` wrote them), draws every chart with
 //! `report::charts::draw_run` into `--out` (default: DIR itself) and prints one line per file
 //! written. A missing folder or file, or a CSV that does not parse, is bad input (exit 2) with
-//! a message naming the file.
+//! a message naming the file; so is a time that is infinite, not a number or negative
+//! (report::csv_check, naming the line). An unknown ownership state is warned about.
 
 use super::Outcome;
 use report::csv_out::{OWNERSHIP_CSV, PARTITIONS_CSV, REBALANCES_CSV, SUMMARY_CSV, TIMELINE_CSV};
@@ -26,6 +27,13 @@ pub fn run(args: Args) -> Outcome {
     if let Err(message) = check_inputs(&args.dir) {
         eprintln!("error: {message}");
         return Outcome::BadInput;
+    }
+    match report::csv_check::check_plot_inputs(&args.dir) {
+        Ok(warnings) => warnings.iter().for_each(|w| eprintln!("warning: {w}")),
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Outcome::BadInput;
+        }
     }
     let reports = match report::csv_out::read_run_outputs(&args.dir) {
         Ok(r) => r,

@@ -4,9 +4,10 @@
 //! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side table (rows = metrics, columns = protocol runs).
 //!
 //! Bad input (an invalid file, an unknown protocol, a run that reaches the event bound) is
-//! reported on stderr with exit 2 before anything is written. A group estimated at or above
-//! 100% of its processing capacity is warned about on stderr (scenario::overload_warnings) and
-//! the estimate is printed under the table.
+//! reported on stderr with exit 2 before anything is written. What `validate` warns about
+//! (scenario::warnings: no member, a slow run, a batch longer than max.poll.interval.ms, a
+//! group at or above 100% of its processing capacity, ...) is printed on stderr before the
+//! runs, and the utilisation estimate under the table.
 
 use super::Outcome;
 use metrics::{RunReport, SummaryRow};
@@ -61,6 +62,8 @@ pub struct Args {
     /// `heartbeat.interval.ms`).
     #[arg(long, requires = "trace")]
     pub trace_heartbeats: bool,
+    #[command(flatten)]
+    pub budget: super::budget::BudgetArgs,
 }
 
 /// Loads, runs every protocol, writes the outputs and prints the table.
@@ -91,7 +94,12 @@ pub fn run(args: Args) -> Outcome {
             return Outcome::BadInput;
         }
     };
-    for warning in scenario::overload_warnings(&scenario) {
+    let chosen = Scenario { protocols: protocols.clone(), ..scenario.clone() };
+    if let Err(message) = super::budget::check_run(&args.scenario, &chosen, args.budget) {
+        eprintln!("error: {message}");
+        return Outcome::BadInput;
+    }
+    for warning in scenario::warnings(&chosen) {
         eprintln!("warning: {}: {warning}", args.scenario.display());
     }
     let seed = args.seed.unwrap_or(scenario.seed);
@@ -262,7 +270,15 @@ fn protocols_of(scenario: &Scenario, given: &[String]) -> Option<Vec<ProtocolSpe
         match Scenario::parse_protocol(text) {
             Ok(mut spec) => {
                 spec.static_membership |= scenario.group.static_membership;
-                specs.push(spec);
+                if specs.contains(&spec) {
+                    eprintln!(
+                        "error: --protocol {text}: repeats {spec}, given before; each protocol \
+                         is run once"
+                    );
+                    ok = false;
+                } else {
+                    specs.push(spec);
+                }
             }
             Err(e) => {
                 eprintln!("error: --protocol {text}: {e}");

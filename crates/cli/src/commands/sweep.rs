@@ -11,6 +11,10 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// At most this many worker threads: each holds a run's memory, and 100,000 threads took
+/// about a minute to fail (issue 27 item 9).
+pub const MAX_JOBS: usize = 256;
+
 /// Arguments of `sweep`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -19,7 +23,7 @@ pub struct Args {
     /// Output folder (default `results/sweeps/<name>/`; a shard's default adds `shard-K-of-N/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads (default: the machine's cores).
+    /// Worker threads, 1 to 256 (default: the machine's cores).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Replications per cell, overriding the file's `seeds`.
@@ -37,6 +41,8 @@ pub struct Args {
     /// stay: a resumed sweep and `merge` read `runs.csv`).
     #[arg(long, value_name = "FORMATS", default_value = "csv")]
     pub format: String,
+    #[command(flatten)]
+    pub budget: super::budget::BudgetArgs,
 }
 
 /// Runs the subcommand.
@@ -50,7 +56,14 @@ pub fn run(args: Args) -> Outcome {
         Err(msg) => return bad(&msg),
     };
     let jobs = match args.jobs {
+        // The Python package's sweep gives the same message for 0 (python/src/outputs.rs).
         Some(0) => return bad("--jobs: must be at least 1"),
+        Some(n) if n > MAX_JOBS => {
+            return bad(&format!(
+                "--jobs {n} is not allowed: from 1 to {MAX_JOBS} worker threads (the default \
+                 is the machine's cores)"
+            ))
+        }
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
@@ -58,6 +71,10 @@ pub fn run(args: Args) -> Outcome {
         Ok(p) => p,
         Err(e) => return bad(&e.to_string()),
     };
+    if let Err(message) = check_budget(&args.file, &plan, jobs, args.budget) {
+        return bad(&message);
+    }
+    print_warnings(&args.file, &plan);
     let out_dir = args.out.unwrap_or_else(|| default_out(&plan.manifest.name, shard));
     let opts = SweepOptions { out_dir: out_dir.clone(), jobs, shard };
     let progress = Progress::new();
@@ -85,6 +102,52 @@ pub fn run(args: Args) -> Outcome {
         return Outcome::Ok;
     }
     finish(&out_dir, &plan.manifest.grid_keys, args.charts)
+}
+
+/// Checks the largest cell's run (one protocol) times the runs at once against the budget.
+fn check_budget(
+    file: &std::path::Path,
+    plan: &SweepPlan,
+    jobs: usize,
+    budget: super::budget::BudgetArgs,
+) -> Result<(), String> {
+    let budget_bytes = budget.bytes()?;
+    let largest = plan
+        .cells
+        .iter()
+        .map(|cell| scenario::estimate::estimate_one_protocol(&cell.scenario))
+        .max_by(|a, b| a.memory_bytes.total_cmp(&b.memory_bytes));
+    let Some(largest) = largest else { return Ok(()) };
+    let parallel = jobs.min(plan.manifest.runs.max(1));
+    super::budget::check(file, &largest, budget_bytes, parallel)
+}
+
+/// At most this many distinct warnings are printed before a sweep (cells whose values differ
+/// can each word one differently).
+const MAX_WARNINGS_SHOWN: usize = 20;
+
+/// Prints what `validate` would warn about the cells (scenario::warnings) on stderr, each
+/// distinct warning once with the number of cells it concerns.
+fn print_warnings(file: &std::path::Path, plan: &SweepPlan) {
+    let mut distinct: Vec<(String, usize)> = Vec::new();
+    let mut index_of = std::collections::BTreeMap::new();
+    for cell in &plan.cells {
+        for warning in scenario::warnings(&cell.scenario) {
+            let index = *index_of.entry(warning.clone()).or_insert_with(|| {
+                distinct.push((warning, 0));
+                distinct.len() - 1
+            });
+            distinct[index].1 += 1;
+        }
+    }
+    let cells = plan.cells.len();
+    for (warning, count) in distinct.iter().take(MAX_WARNINGS_SHOWN) {
+        eprintln!("warning: {}: {warning} ({count} of {cells} cells)", file.display());
+    }
+    if distinct.len() > MAX_WARNINGS_SHOWN {
+        let more = distinct.len() - MAX_WARNINGS_SHOWN;
+        eprintln!("warning: {}: and {more} more distinct warnings", file.display());
+    }
 }
 
 /// Prints the aggregate table of a finished sweep folder and, with `charts`, draws its charts.

@@ -1,0 +1,127 @@
+//! Issue 27 item 2: a run whose estimated peak memory is above the budget is refused before
+//! any work, by `validate`, `run` and `sweep`, with the file, the estimate, the budget and the
+//! keys to change (scenario::estimate); the budget comes from `--memory-budget-mb`, else
+//! REBALANCE_SIM_MEMORY_BUDGET_MB, else 16384 MB. Each case's input, exit code and message.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// Runs `rebalance-sim ARGS` in `dir` with the budget variable set to `budget_env` (or unset).
+fn sim_env(dir: &Path, args: &[&str], budget_env: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rebalance-sim"));
+    command.current_dir(dir).args(args).env_remove("REBALANCE_SIM_MEMORY_BUDGET_MB");
+    if let Some(value) = budget_env {
+        command.env("REBALANCE_SIM_MEMORY_BUDGET_MB", value);
+    }
+    command.output().unwrap()
+}
+
+/// Asserts the exit code and a part of stderr.
+fn expect(o: &Output, code: i32, message: &str) {
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(o));
+    assert!(stderr(o).contains(message), "expected `{message}` in:\n{}", stderr(o));
+}
+
+/// 10 million partitions (the documented maximum), 3 members, `protocols`, `events`.
+fn ten_million(protocols: &str, events: &str) -> String {
+    format!(
+        "duration = \"1m\"\nprotocols = [{protocols}]\n[[topic]]\nname = \"t\"\npartitions = 10000000\nrate = 0.0\n[group]\nmembers = 3\n{events}"
+    )
+}
+
+const CRASHES: &str = "[[event]]\nat = \"10s\"\nkind = \"crash\"\nmember = \"c1\"\nrestart_after = \"5s\"\n[[event]]\nat = \"20s\"\nkind = \"crash\"\nmember = \"c2\"\nrestart_after = \"5s\"\n";
+
+#[test]
+fn ten_million_partitions_fit_the_default_budget_or_are_refused_naming_the_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "one.toml", &ten_million("\"eager\"", ""));
+    let o = sim_env(d, &["validate", "--estimate", "one.toml"], None);
+    expect(&o, 0, "");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("estimate one.toml: peak memory 8091 MB"), "{stdout}");
+    // A lower budget refuses the same file, naming it, the estimate, the budget and the keys.
+    let o = sim_env(d, &["validate", "one.toml", "--memory-budget-mb", "4096"], None);
+    expect(
+        &o,
+        2,
+        "error: one.toml: the run is estimated to need 8091 MB of memory at its peak, above the \
+         budget of 4096 MB; most of it: 7153 MB for 10000000 partitions in all (lower [[topic]] \
+         partitions, add-partitions events)",
+    );
+    assert!(stderr(&o)
+        .contains("or raise the budget with --memory-budget-mb or REBALANCE_SIM_MEMORY_BUDGET_MB"));
+    let o = sim_env(d, &["validate", "one.toml"], Some("4096"));
+    expect(&o, 2, "above the budget of 4096 MB");
+    let o = sim_env(d, &["validate", "one.toml"], Some("lots"));
+    expect(&o, 2, "REBALANCE_SIM_MEMORY_BUDGET_MB = `lots`: expected a whole number of megabytes");
+    // Three protocols and two crashes with restarts: every run's rows are kept until the last
+    // one ends, and eager rebalances move every partition: above the default budget.
+    write(d, "three.toml", &ten_million("\"eager\", \"cooperative\", \"consumer\"", CRASHES));
+    let o = sim_env(d, &["validate", "three.toml"], None);
+    expect(&o, 2, "three.toml: the run is estimated to need 18086 MB of memory at its peak, above the budget of 16384 MB; most of it: 7153 MB for 10000000 partitions in all (lower [[topic]] partitions, add-partitions events); 5723 MB for 10000000 partitions x 3 protocols' rows (lower [[topic]] partitions, protocols (or run one --protocol at a time))");
+    let o = sim_env(d, &["run", "three.toml", "--out", "o"], None);
+    expect(&o, 2, "above the budget of 16384 MB");
+    assert!(!d.join("o").exists(), "refused before any work");
+    // A budget raised with the variable lets it through.
+    let o = sim_env(d, &["validate", "--estimate", "three.toml"], Some("30000"));
+    expect(&o, 0, "");
+}
+
+#[test]
+fn a_poisson_backlog_that_outgrows_the_budget_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 10^6 records/s on one partition, one member at 1 ms a record: the backlog grows by
+    // 999,000 records a second, and the model keeps each one's arrival time.
+    let text = "duration = \"1h\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 1\nrate = 1000000.0\narrival = \"poisson\"\n[consumer]\nprocessing = \"1ms\"\n[group]\nmembers = 1\n";
+    write(d, "p.toml", text);
+    let message = "p.toml: the run is estimated to need 68688 MB of memory at its peak, above the budget of 16384 MB; most of it: 68665 MB for a Poisson backlog of 3.600e9 records (lower [[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, [group] members)";
+    expect(&sim_env(d, &["validate", "p.toml"], None), 2, message);
+    expect(&sim_env(d, &["run", "p.toml", "--out", "o"], None), 2, message);
+    assert!(!d.join("o").exists(), "refused before any work");
+    // Constant arrivals are arithmetic: no backlog is held, the same rates fit.
+    write(d, "c.toml", &text.replace("poisson", "constant"));
+    expect(&sim_env(d, &["validate", "c.toml"], None), 0, "");
+}
+
+#[test]
+fn a_sweep_is_refused_when_its_parallel_runs_do_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = "duration = \"1m\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 1000000\nrate = 0.0\n[group]\nmembers = 3\n";
+    write(d, "base.toml", base);
+    write(d, "s.toml", "base = \"base.toml\"\n[grid]\n\"group.members\" = [3, 4]\n");
+    let args = ["sweep", "s.toml", "--jobs", "2", "--memory-budget-mb", "1200", "--out", "o"];
+    let o = sim_env(d, &args, None);
+    expect(&o, 2, "s.toml: the run is estimated to need 1660 MB of memory at its peak, above the budget of 1200 MB (830 MB per run x 2 runs at once: lower --jobs)");
+    assert!(!d.join("o").exists(), "refused before any work: no journal");
+}
+
+#[test]
+fn a_millisecond_heartbeat_over_thirty_days_is_warned_about_with_its_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "duration = \"30d\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 1\nrate = 0.0\n[consumer.config]\n\"heartbeat.interval.ms\" = 1\n[group]\nmembers = 1\n";
+    write(d, "hb.toml", text);
+    let o = sim_env(d, &["validate", "hb.toml"], None);
+    expect(&o, 0, "warning: hb.toml: the run is estimated to take about 1.3 h of wall time, most of it for about 2.592e9 heartbeats (lower heartbeat.interval.ms, duration, [group] members): it will be slow");
+    // The default 3 s interval over the same 30 days is not slow.
+    write(
+        d,
+        "ok.toml",
+        &text.replace("\"heartbeat.interval.ms\" = 1", "\"heartbeat.interval.ms\" = 3000"),
+    );
+    let o = sim_env(d, &["validate", "ok.toml"], None);
+    assert!(!stderr(&o).contains("will be slow"), "{}", stderr(&o));
+}

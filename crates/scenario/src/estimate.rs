@@ -1,0 +1,378 @@
+//! A run's peak memory and wall time, estimated from its sizes before any work (issue 27 item
+//! 2): `validate`, `run` and `sweep` refuse a run whose memory estimate is above the budget
+//! (naming the keys that drive it) and warn about one whose time estimate is long.
+//!
+//! The coefficients are fitted on measured release runs (docs/limits.md has the table:
+//! estimate against peak RSS from `/usr/bin/time -f '%e %M'`); they err on the high side.
+//! What the estimate counts:
+//! - per partition, the model's and the collector's state during a run, and the rows of a
+//!   finished protocol run, kept until every protocol has run (`run` writes them together);
+//! - per rebalance, the ownership intervals it opens (every partition under eager protocols,
+//!   about a member's share under the incremental ones);
+//! - the Poisson backlog: `crates/model/src/workload.rs` keeps the drawn arrival time of every
+//!   record not yet consumed and committed, so a Poisson partition that receives more than its
+//!   consumer can process holds a time per record of its growing backlog;
+//! - heartbeats (members x duration / interval), Poisson draws and per-partition poll work, for
+//!   the wall time.
+
+use crate::types::{Arrival, EventKind, Protocol, Scenario};
+
+/// The default memory budget: 16 GiB of this machine kind's 24 GiB (docs/limits.md), leaving
+/// the rest to the system and to the other processes of a shared machine.
+pub const DEFAULT_MEMORY_BUDGET_MB: u64 = 16 * 1024;
+/// The environment variable that sets the memory budget (`--memory-budget-mb` overrides it).
+pub const MEMORY_BUDGET_ENV: &str = "REBALANCE_SIM_MEMORY_BUDGET_MB";
+/// Above this estimated wall time (all protocols), `warnings` says the run will be slow.
+pub const WARN_WALL_S: f64 = 600.0;
+
+/// Bytes in a megabyte of the budget.
+const MB: f64 = 1024.0 * 1024.0;
+/// Fixed cost of a process: the binary, the allocator, the event queue (fitted: 100 members
+/// and 1,000 partitions peaked at 28 MiB).
+const BASE_BYTES: f64 = 24e6;
+/// Model and collector state per partition during a protocol run (fitted: 10 million
+/// partitions peaked at 5.6 GiB, 100,000 at 101 MiB).
+const PARTITION_BYTES: f64 = 750.0;
+/// Rows of a finished protocol run per partition, kept until the last protocol has run
+/// (fitted: three protocols over a million partitions peaked 0.56 GB above one).
+const PARTITION_ROW_BYTES: f64 = 300.0;
+/// Per member: its state in the model and the coordinator.
+const MEMBER_BYTES: f64 = 4096.0;
+/// One ownership interval (24 bytes packed, metrics::OwnershipInterval).
+const INTERVAL_BYTES: f64 = 24.0;
+/// Per backlogged Poisson arrival: 8 bytes, with the vector's growth and compaction slack
+/// (fitted: one partition at 10^6 records/s for 20 s peaked at 407 MB).
+const ARRIVAL_BYTES: f64 = 20.0;
+/// Wall time per partition and protocol run, and per partition and simulated second (polls
+/// and fetches visit the assigned partitions; fitted on 10^4 to 10^7 partitions).
+const PARTITION_S: f64 = 2e-6;
+const PARTITION_SECOND_S: f64 = 1.8e-6;
+/// Wall time per heartbeat (fitted: 100 members at 1 ms for 60 s took 10.7 s).
+const HEARTBEAT_S: f64 = 1.8e-6;
+/// Wall time per Poisson arrival, drawn and then processed one record at a time (constant
+/// arrivals are closed-form: no per-record cost). Fitted: the stochastic reference, 10,000
+/// partitions at 100 records/s for 60 s, took 7.6 s a protocol (docs/performance.md).
+const POISSON_RECORD_S: f64 = 1.1e-7;
+/// Wall time per ownership interval opened by a rebalance.
+const INTERVAL_S: f64 = 1e-7;
+
+/// One part of an estimate: what it counts, the keys that drive it, and its share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    /// What is counted, for messages (`10000000 partitions x 3 protocols`).
+    pub what: String,
+    /// The keys to change to lower it.
+    pub keys: &'static str,
+    /// Bytes at the peak, or seconds of wall time.
+    pub amount: f64,
+}
+
+/// A run's estimated peak memory and wall time (every protocol of the scenario in turn).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Peak resident memory in bytes.
+    pub memory_bytes: f64,
+    /// The parts of the memory, largest first.
+    pub memory_parts: Vec<Part>,
+    /// Wall time in seconds of all the protocol runs.
+    pub wall_s: f64,
+    /// The parts of the wall time, largest first.
+    pub wall_parts: Vec<Part>,
+    /// Heartbeats the coordinator receives, all protocol runs.
+    pub heartbeats: f64,
+}
+
+/// The estimate of `scenario` with its protocols run one after the other (`run`); a sweep's
+/// run is one protocol (`protocols = 1`).
+pub fn estimate(scenario: &Scenario) -> Estimate {
+    estimate_with(scenario, scenario.protocols.len().max(1))
+}
+
+/// The estimate of one protocol run of `scenario` (a sweep runs each protocol on its own).
+pub fn estimate_one_protocol(scenario: &Scenario) -> Estimate {
+    estimate_with(scenario, 1)
+}
+
+fn estimate_with(scenario: &Scenario, protocols: usize) -> Estimate {
+    let sizes = Sizes::of(scenario);
+    let runs = protocols as f64;
+    let intervals =
+        if protocols == 1 { sizes.intervals } else { sizes.intervals_all.max(sizes.intervals) };
+    let mut memory = vec![
+        Part {
+            what: format!("{} partitions in all", sizes.partitions),
+            keys: "[[topic]] partitions, add-partitions events",
+            amount: sizes.partitions * PARTITION_BYTES,
+        },
+        Part {
+            what: format!("{} partitions x {protocols} protocols' rows", sizes.partitions),
+            keys: "[[topic]] partitions, protocols (or run one --protocol at a time)",
+            amount: sizes.partitions * PARTITION_ROW_BYTES * (runs - 1.0),
+        },
+        Part {
+            what: format!("{intervals:.0} ownership intervals"),
+            keys: "[[topic]] partitions, [[event]] entries (each rebalance moves partitions)",
+            amount: intervals * INTERVAL_BYTES,
+        },
+        Part {
+            what: format!("a Poisson backlog of {:.3e} records", sizes.backlog),
+            keys: "[[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, \
+                   [group] members",
+            amount: sizes.backlog * ARRIVAL_BYTES,
+        },
+        Part {
+            what: format!("{} members", sizes.members),
+            keys: "[group] members, join and scale events",
+            amount: sizes.members * MEMBER_BYTES,
+        },
+    ];
+    let memory_bytes = BASE_BYTES + memory.iter().map(|p| p.amount).sum::<f64>();
+    let heartbeats = sizes.heartbeats_per_run(scenario, protocols);
+    let mut wall = vec![
+        Part {
+            what: format!(
+                "{} partitions over {:.0} simulated seconds",
+                sizes.partitions, sizes.duration_s
+            ),
+            keys: "[[topic]] partitions, duration",
+            amount: runs * sizes.partitions * (PARTITION_S + PARTITION_SECOND_S * sizes.duration_s),
+        },
+        Part {
+            what: format!("about {heartbeats:.3e} heartbeats"),
+            keys: "heartbeat.interval.ms, duration, [group] members",
+            amount: heartbeats * HEARTBEAT_S,
+        },
+        Part {
+            what: format!("{:.3e} Poisson arrivals", sizes.poisson_records * runs),
+            keys: "[[topic]] rate, arrival, duration",
+            amount: runs * sizes.poisson_records * POISSON_RECORD_S,
+        },
+        Part {
+            what: format!("{intervals:.0} ownership intervals"),
+            keys: "[[topic]] partitions, [[event]] entries",
+            amount: intervals * INTERVAL_S,
+        },
+    ];
+    let wall_s = wall.iter().map(|p| p.amount).sum();
+    for parts in [&mut memory, &mut wall] {
+        parts.sort_by(|a, b| b.amount.total_cmp(&a.amount));
+    }
+    Estimate { memory_bytes, memory_parts: memory, wall_s, wall_parts: wall, heartbeats }
+}
+
+/// The sizes the estimate is made of.
+struct Sizes {
+    partitions: f64,
+    members: f64,
+    duration_s: f64,
+    /// Ownership intervals of one protocol run (the largest over the protocols: every run's
+    /// are kept until the last one ends, so the estimate counts the largest once per run).
+    intervals: f64,
+    /// Ownership intervals of every protocol's run, one after the other.
+    intervals_all: f64,
+    /// Poisson arrivals held at the peak.
+    backlog: f64,
+    /// Poisson arrivals drawn in one protocol run.
+    poisson_records: f64,
+}
+
+impl Sizes {
+    fn of(scenario: &Scenario) -> Sizes {
+        let duration_s = scenario.duration.as_secs_f64();
+        let partitions = partitions_at_most(scenario);
+        let members = members_at_most(scenario);
+        let rebalances = rebalances_at_most(scenario);
+        let intervals_of = |protocol: Protocol| {
+            let moved = if moves_every_partition(protocol) {
+                partitions
+            } else {
+                partitions / members.max(1.0)
+            };
+            partitions * 2.0 + rebalances * moved * 2.0
+        };
+        let per_protocol = scenario.protocols.iter().map(|p| intervals_of(p.protocol));
+        let intervals = per_protocol.clone().fold(0.0, f64::max);
+        let intervals_all = per_protocol.sum();
+        let (backlog, poisson_records) = poisson_sizes(scenario, partitions, duration_s);
+        Sizes {
+            partitions,
+            members,
+            duration_s,
+            intervals,
+            intervals_all,
+            backlog,
+            poisson_records,
+        }
+    }
+
+    /// Heartbeats of `protocols` runs: members x duration / the protocol's interval (the
+    /// protocols of the scenario in turn, or one run of its first for a sweep's run).
+    fn heartbeats_per_run(&self, scenario: &Scenario, protocols: usize) -> f64 {
+        let per_run = |protocol: Protocol| {
+            let interval_s = heartbeat_interval_s(scenario, protocol);
+            if interval_s > 0.0 {
+                self.members * self.duration_s / interval_s
+            } else {
+                0.0
+            }
+        };
+        if protocols == 1 {
+            let most = scenario.protocols.iter().map(|p| per_run(p.protocol));
+            return most.fold(0.0, f64::max);
+        }
+        scenario.protocols.iter().map(|p| per_run(p.protocol)).sum()
+    }
+}
+
+/// Whether a rebalance of `protocol` revokes and reassigns every partition.
+fn moves_every_partition(protocol: Protocol) -> bool {
+    matches!(protocol, Protocol::Eager | Protocol::TubemqServer)
+}
+
+/// The heartbeat interval `protocol` uses, in seconds (0: no heartbeats).
+fn heartbeat_interval_s(scenario: &Scenario, protocol: Protocol) -> f64 {
+    match protocol {
+        Protocol::Eager | Protocol::Cooperative => {
+            scenario.consumer.config.heartbeat_interval.as_secs_f64()
+        }
+        Protocol::Consumer => scenario.broker.group_consumer_heartbeat_interval.as_secs_f64(),
+        Protocol::TubemqServer | Protocol::TubemqClient => {
+            scenario.tubemq.heartbeat_interval.as_secs_f64()
+        }
+        Protocol::Manual => 0.0,
+    }
+}
+
+/// Partitions at the end: the topics' and every added one.
+fn partitions_at_most(scenario: &Scenario) -> f64 {
+    let initial: f64 = scenario.topics.iter().map(|t| f64::from(t.partitions)).sum();
+    let added: f64 = scenario
+        .events
+        .iter()
+        .map(|e| match e.kind {
+            EventKind::AddPartitions { count, .. } => f64::from(count),
+            _ => 0.0,
+        })
+        .sum();
+    initial + added
+}
+
+/// The most members present at once, bounded by the initial ones plus every join and scale.
+fn members_at_most(scenario: &Scenario) -> f64 {
+    let points = crate::load_timeline(scenario);
+    let most = points.iter().map(|p| p.members).max().unwrap_or(0);
+    f64::from(most.max(scenario.group.members))
+}
+
+/// Rebalances at most: the first, and one or two per event that changes the group.
+fn rebalances_at_most(scenario: &Scenario) -> f64 {
+    let members = f64::from(scenario.group.members);
+    let per_event = |kind: &EventKind| match kind {
+        EventKind::Crash { restart_after: Some(_), .. } => 2.0,
+        EventKind::RollingRestart { .. } => 2.0 * members.max(1.0),
+        _ => 1.0,
+    };
+    1.0 + scenario.events.iter().map(|e| per_event(&e.kind)).sum::<f64>()
+}
+
+/// `(held at the peak, drawn in a run)` Poisson arrivals. A partition's consumer processes at
+/// most `1 / mean processing time` records per second, and the group its members' share;
+/// what a partition receives above that accumulates for the whole run. The rest is held for
+/// about an auto-commit interval (offsets below the committed one are dropped).
+fn poisson_sizes(scenario: &Scenario, partitions: f64, duration_s: f64) -> (f64, f64) {
+    let processing_s = scenario.consumer.processing.mean().as_secs_f64();
+    let members = f64::from(scenario.group.members);
+    let per_partition_s = if processing_s > 0.0 {
+        (1.0 / processing_s).min(members / processing_s / partitions.max(1.0))
+    } else {
+        f64::INFINITY
+    };
+    let window_s = scenario.consumer.config.auto_commit_interval.as_secs_f64() + 1.0;
+    let mut backlog = 0.0;
+    let mut drawn = 0.0;
+    for topic in scenario.topics.iter().filter(|t| t.arrival == Arrival::Poisson) {
+        let count = f64::from(topic.partitions);
+        let growth_per_s = (topic.rate_per_s - per_partition_s).max(0.0);
+        let held = growth_per_s * duration_s + topic.rate_per_s * window_s.min(duration_s);
+        backlog += count * held.min(topic.rate_per_s * duration_s);
+        drawn += count * topic.rate_per_s * duration_s;
+    }
+    (backlog, drawn)
+}
+
+/// The memory budget in bytes: `flag_mb` if given, else the environment variable
+/// [`MEMORY_BUDGET_ENV`], else [`DEFAULT_MEMORY_BUDGET_MB`]. `Err` when the variable is not a
+/// whole number of megabytes of at least 1.
+pub fn memory_budget_bytes(flag_mb: Option<u64>) -> Result<f64, String> {
+    let mb = match (flag_mb, std::env::var(MEMORY_BUDGET_ENV)) {
+        (Some(mb), _) => mb,
+        (None, Ok(text)) => text.trim().parse::<u64>().ok().filter(|mb| *mb >= 1).ok_or_else(|| {
+            format!("{MEMORY_BUDGET_ENV} = `{text}`: expected a whole number of megabytes (at least 1)")
+        })?,
+        (None, Err(_)) => DEFAULT_MEMORY_BUDGET_MB,
+    };
+    Ok(mb as f64 * MB)
+}
+
+/// `Err` with the message when `estimate` needs more memory than `budget_bytes` for
+/// `parallel` runs at once (a sweep's `--jobs`; 1 for `run`).
+pub fn check_memory(estimate: &Estimate, budget_bytes: f64, parallel: usize) -> Result<(), String> {
+    let needed = estimate.memory_bytes * parallel as f64;
+    if needed <= budget_bytes {
+        return Ok(());
+    }
+    let mut message = format!(
+        "the run is estimated to need {} of memory at its peak, above the budget of {}",
+        megabytes(needed),
+        megabytes(budget_bytes)
+    );
+    if parallel > 1 {
+        let each = megabytes(estimate.memory_bytes);
+        message.push_str(&format!(" ({each} per run x {parallel} runs at once: lower --jobs)"));
+    }
+    message.push_str("; most of it: ");
+    let largest: Vec<String> = estimate
+        .memory_parts
+        .iter()
+        .take(2)
+        .filter(|p| p.amount >= estimate.memory_bytes / 100.0)
+        .map(|p| format!("{} for {} (lower {})", megabytes(p.amount), p.what, p.keys))
+        .collect();
+    message.push_str(&largest.join("; "));
+    message.push_str(&format!(
+        "; or raise the budget with --memory-budget-mb or {MEMORY_BUDGET_ENV} (docs/limits.md)"
+    ));
+    Err(message)
+}
+
+/// The slow-run warning of `warnings`, if the estimated wall time is above [`WARN_WALL_S`].
+pub fn slow_run_warning(scenario: &Scenario) -> Option<String> {
+    let estimate = estimate(scenario);
+    if estimate.wall_s <= WARN_WALL_S {
+        return None;
+    }
+    let top = &estimate.wall_parts[0];
+    Some(format!(
+        "the run is estimated to take about {} of wall time, most of it for {} (lower {}): it \
+         will be slow",
+        duration_text(estimate.wall_s),
+        top.what,
+        top.keys
+    ))
+}
+
+/// `1234 MB` (MB of 2^20 bytes, the unit of the budget).
+fn megabytes(bytes: f64) -> String {
+    format!("{:.0} MB", (bytes / MB).ceil())
+}
+
+/// `5 min`, `3.2 h`, `4.1 days`.
+fn duration_text(seconds: f64) -> String {
+    if seconds < 3600.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 48.0 * 3600.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1} days", seconds / 86400.0)
+    }
+}
