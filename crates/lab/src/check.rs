@@ -368,7 +368,8 @@ pub fn compare_tables(
     (compared, moved)
 }
 
-fn change_text(was: &str, now: &str) -> String {
+/// `+1.5 (+25.0%)`: the change from `was` to `now` (`changed` when not numeric).
+pub(crate) fn change_text(was: &str, now: &str) -> String {
     match (was.parse::<f64>(), now.parse::<f64>()) {
         (Ok(a), Ok(b)) if a != 0.0 => {
             format!("{:+} ({:+.1}%)", round6(b - a), (b - a) / a.abs() * 100.0)

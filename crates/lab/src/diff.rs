@@ -148,19 +148,10 @@ fn verdict(rules: &Rules, metric: &str, was: &str, now: &str) -> &'static str {
 
 fn change_text(was: &str, now: &str) -> String {
     if was == now {
-        return String::new();
+        String::new()
+    } else {
+        crate::check::change_text(was, now)
     }
-    match (was.parse::<f64>(), now.parse::<f64>()) {
-        (Ok(a), Ok(b)) if a != 0.0 => {
-            format!("{:+} ({:+.1}%)", round6(b - a), (b - a) / a.abs() * 100.0)
-        }
-        (Ok(a), Ok(b)) => format!("{:+}", round6(b - a)),
-        _ => "changed".to_string(),
-    }
-}
-
-fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
 }
 
 /// The terminal table: one block per row, its changed metrics (every metric with `all`), then
