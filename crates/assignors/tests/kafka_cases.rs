@@ -26,6 +26,9 @@
 //! - `contains` `[A, B]` (A holds all of B), `disjoint`, `not_disjoint`, where A and B are
 //!   references as above or literal lists, plus `"final.member"` for this step's result.
 //!
+//! A case may instead carry `generate` (Kafka's large and random-subscription tests): see
+//! `kafka_generated/mod.rs`; each group it generates runs the same way.
+//!
 //! The test prints the count of cases per Kafka test class and per assignor, then fails
 //! listing every failing case. A case may carry `known_difference` (why this project gives
 //! another answer on purpose): it must then fail, and is listed, not counted as passing.
@@ -36,6 +39,8 @@ use serde_json::{json, Map, Value};
 use sim_core::RngStreams;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+mod kafka_generated;
 
 type Assignment = BTreeMap<String, BTreeSet<String>>;
 
@@ -73,17 +78,25 @@ fn every_kafka_assignor_test_case() {
     let mut per_assignor: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut differences = Vec::new();
+    let mut not_transcribed = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("read case file");
         let doc: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("{}: invalid JSON: {e}", file.display()));
         let class = doc["class"].as_str().expect("class").to_string();
+        for why in doc.get("not_transcribed").and_then(Value::as_array).into_iter().flatten() {
+            not_transcribed.push(format!("{class}: {}", why.as_str().unwrap_or_default()));
+        }
         for case in doc["cases"].as_array().expect("cases") {
             let method = case["method"].as_str().expect("method");
             let label = match case.get("params").and_then(Value::as_str) {
                 Some(p) => format!("{class}#{method}[{p}]"),
                 None => format!("{class}#{method}"),
             };
+            if let Some(spec) = case.get("generate") {
+                let (_, about) = kafka_generated::expand(spec).expect("generated case");
+                println!("generated: {label}: {about}");
+            }
             let mut case_ok = true;
             let known = case.get("known_difference").and_then(Value::as_str);
             for assignor in case["assignors"].as_array().expect("assignors") {
@@ -132,14 +145,30 @@ fn every_kafka_assignor_test_case() {
     for d in &differences {
         println!("known difference: {d}");
     }
+    for n in &not_transcribed {
+        println!("not transcribed: {n}");
+    }
     assert!(cases > 0, "no cases found in {}", main_dir().display());
     assert!(failures.is_empty(), "failing cases:\n{}", failures.join("\n"));
 }
 
-/// Runs every step of `case` with `assignor`.
+/// Runs every step of `case` with `assignor`: its `steps`, or each step list its `generate`
+/// expands to (on a fresh group each, as Kafka's test runs each on a fresh assignor).
 fn run_case(assignor: &str, case: &Value) -> Result<(), String> {
+    let Some(spec) = case.get("generate") else {
+        return run_steps(assignor, case["steps"].as_array().ok_or("no steps")?);
+    };
+    let (runs, _) = kafka_generated::expand(spec)?;
+    for (k, steps) in runs.iter().enumerate() {
+        run_steps(assignor, steps).map_err(|e| format!("generated group {k}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Runs `steps` in order on one live group.
+fn run_steps(assignor: &str, steps: &[Value]) -> Result<(), String> {
     let mut live = Live::default();
-    for (k, step) in case["steps"].as_array().ok_or("no steps")?.iter().enumerate() {
+    for (k, step) in steps.iter().enumerate() {
         let n = k + 1;
         apply_changes(&mut live, step).map_err(|e| format!("step {n}: {e}"))?;
         let first = run_assignor(assignor, &live).map_err(|e| format!("step {n}: {e}"))?;
