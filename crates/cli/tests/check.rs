@@ -43,7 +43,7 @@ fn check_passes_on_fresh_baselines_and_catches_a_change() {
     // Run: 2 protocols x 18 summary columns (25 minus the 3 keys, scenario, seed and the
     // bookkeeping events and records_processed); sweep: 2 cells x 2 protocols x 16 means.
     assert!(
-        text(&o.stdout).contains("check: 2 baselines, 100 values compared, nothing moved"),
+        text(&o.stdout).contains("check: 2 baselines, 120 values compared, nothing moved"),
         "{}",
         text(&o.stdout)
     );
@@ -131,11 +131,11 @@ fn tampered_run_baselines_fail() {
     // An empty file: bad input naming the file and what it lacks (exit 2).
     std::fs::write(&summary, "").unwrap();
     check_says(d, &run, 2, "summary.csv: the baseline is empty: expected a header (scenario,");
-    // A column deleted.
+    // A column deleted (the last, startup_rebalances).
     let without: Vec<String> =
         lines.iter().map(|l| l.rsplit_once(',').unwrap().0.to_string()).collect();
     std::fs::write(&summary, without.join("\n") + "\n").unwrap();
-    check_says(d, &run, 2, "summary.csv: the baseline has no column events");
+    check_says(d, &run, 2, "summary.csv: the baseline has no column startup_rebalances");
     // A row twice.
     std::fs::write(&summary, format!("{}\n{}\n{}\n", lines[0], lines[1], lines[1])).unwrap();
     check_says(d, &run, 2, "summary.csv: the baseline has the row `eager range false` twice");
@@ -209,8 +209,9 @@ fn the_repos_check_file_fails_on_a_regression_and_passes_on_an_improvement() {
     let dir = repo_crash_baseline();
     let d = dir.path();
     let args = ["check", "--config", "results/check.toml", "--baseline", "results/crash"];
-    // 4 protocol rows x 18 compared columns, as committed.
-    check_says(d, &args, 0, "check: 1 baselines, 72 values compared, nothing moved");
+    // 4 protocol rows x 22 compared columns (18 and measure_from_s and the 3 start-up
+    // columns), as committed.
+    check_says(d, &args, 0, "check: 1 baselines, 88 values compared, nothing moved");
     // A real regression: the member's session times out 15 s later, so its partitions wait
     // 15 s longer (KIP-848 takes its session timeout from the broker and stays the same).
     set_session_timeout(d, 60000);
@@ -287,11 +288,11 @@ fn per_metric_direction_tolerance_and_ignore() {
     let events: u64 = edit_csv(&summary, 0, "events", "0").parse().unwrap();
     edit_csv(&summary, 0, "events", &(events - 1).to_string());
     std::fs::write(d.join("results/check.toml"), CHECK).unwrap();
-    check_says(d, &run, 0, "36 values compared, nothing moved");
+    check_says(d, &run, 0, "44 values compared, nothing moved");
     rules("events = { ignore = false }");
     check_says(d, &run, 1, "1 worse and 0 better");
     rules("final_lag = { ignore = true }");
-    check_says(d, &run, 0, "34 values compared, nothing moved");
+    check_says(d, &run, 0, "42 values compared, nothing moved");
     // An entry's own rules replace the file's for its baseline.
     let entry = CHECK
         .replace("dir = \"tiny\"\n", "dir = \"tiny\"\nmetrics = { events = { ignore = true } }\n");

@@ -31,7 +31,7 @@ fn two_configs_and_their_run_folders_give_the_same_diff() {
     assert!(text.starts_with("eager:range\n"), "{text}");
     // The same protocol, scenario and seed on both sides but the restart: the input's own
     // figures are equal, and each value compared is one of the summary's metrics.
-    assert!(text.contains("diff: 20 values compared"), "{text}");
+    assert!(text.contains("diff: 24 values compared"), "{text}");
     assert!(text.contains("0 changed inputs"), "{text}");
     let csv = std::fs::read_to_string(dir.path().join("d/diff.csv")).unwrap();
     assert!(csv.starts_with("row,metric,before,after,change,verdict\n"));

@@ -67,6 +67,10 @@ fn report() -> RunReport {
             e2e_latency_ms_p99: 2.0,
             e2e_latency_ms_max: 3.0,
             events: 50,
+            measure_from_s: 0.0,
+            startup_downtime_partition_s: 0.0,
+            startup_stop_the_world_s: 0.0,
+            startup_rebalances: 0,
         }),
         partitions: Vec::new(),
         rebalances: vec![RebalanceRow {

@@ -179,6 +179,7 @@ fn run_once(
         static_membership: protocol.static_membership,
         seed: scenario.seed,
         duration: scenario.duration,
+        measure_from: scenario.measure_from,
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut tee = Tee::new(Collector::new(labels));

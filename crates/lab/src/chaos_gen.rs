@@ -69,6 +69,7 @@ pub fn generate(seed: u64) -> Scenario {
         name: format!("chaos-{seed}"),
         source: PathBuf::new(),
         duration: SimTime::ZERO,
+        measure_from: SimTime::ZERO,
         seed,
         protocols: default_protocols(),
         topics,

@@ -16,7 +16,7 @@
 //! `ignore` (not compared). Unset keys take the metric's default: bookkeeping and derived
 //! columns are ignored (`events`: it counts the simulator's steps, not behaviour;
 //! `records_processed` = produced - lost - final lag + reprocessed), the columns that describe
-//! the input (`duration_s`, `partitions`, `records_produced`) may not change at all (`any`),
+//! the input (`duration_s`, `partitions`, `records_produced`, `measure_from_s`) may not change at all (`any`),
 //! and every other metric is worse when higher. The tolerance defaults to the baseline's: 0
 //! for a run (the simulator is deterministic), the entry's or sweep file's for a sweep.
 //! A change beyond the tolerance in the better direction is reported as `better` and passes.
@@ -79,7 +79,7 @@ const IDENTITY_COLUMNS: usize = 5;
 /// Columns ignored unless a rule names them: bookkeeping (`events`) and derived ones.
 const IGNORED_BY_DEFAULT: &[&str] = &["events", "records_processed", "scenario", "seed"];
 /// Columns that describe the input: any change means the scenario changed.
-const ANY_BY_DEFAULT: &[&str] = &["duration_s", "partitions", "records_produced"];
+const ANY_BY_DEFAULT: &[&str] = &["duration_s", "partitions", "records_produced", "measure_from_s"];
 
 /// A rule with every field decided.
 #[derive(Clone, Copy, Debug, PartialEq)]

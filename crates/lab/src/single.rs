@@ -51,6 +51,7 @@ pub(crate) fn run_labels(scenario: &Scenario, protocol: ProtocolSpec, seed: u64)
         static_membership: protocol.static_membership,
         seed,
         duration: scenario.duration,
+        measure_from: scenario.measure_from,
     }
 }
 

@@ -21,8 +21,16 @@ pub const AGGREGATE_CSV: &str = "aggregate.csv";
 /// Folder of the cells' scenario files.
 pub const CELLS_DIR: &str = "cells";
 /// Summary columns that describe the run rather than measure it.
-const NOT_METRICS: &[&str] =
-    &["scenario", "protocol", "assignor", "static_membership", "seed", "duration_s", "partitions"];
+const NOT_METRICS: &[&str] = &[
+    "scenario",
+    "protocol",
+    "assignor",
+    "static_membership",
+    "seed",
+    "duration_s",
+    "partitions",
+    "measure_from_s",
+];
 
 /// One finished run.
 #[derive(Clone, Debug, PartialEq)]

@@ -70,6 +70,10 @@ fn fake_summary(s: &Scenario, p: ProtocolSpec, seed: u64, extra: u64) -> Summary
         e2e_latency_ms_p99: 2.0,
         e2e_latency_ms_max: 3.0,
         events: 1000 + seed % 1000,
+        measure_from_s: 0.0,
+        startup_downtime_partition_s: 0.0,
+        startup_stop_the_world_s: 0.0,
+        startup_rebalances: 0,
     }
 }
 
@@ -254,7 +258,9 @@ fn the_cell_scenario_file_reproduces_a_row() {
         cell.cell, cell.seeds[2]
     );
     let line = runs.lines().find(|l| l.starts_with(&prefix)).expect("row present");
-    assert!(line.ends_with(&format!(",{}", row.events)), "{line}");
+    let header: Vec<&str> = runs.lines().next().expect("a header").split(',').collect();
+    let events = header.iter().position(|c| *c == "events").expect("an events column");
+    assert_eq!(line.split(',').nth(events), Some(row.events.to_string().as_str()), "{line}");
 }
 
 #[test]
@@ -306,9 +312,9 @@ fn check_catches_a_deliberate_change() {
     let BaselineKind::Run { scenario } = &baselines[0].kind else { panic!("run first") };
     let rules = &baselines[0].rules;
     let same = check_run(&baselines[0].dir, scenario, rules, &load, &fake).unwrap();
-    // 25 summary columns minus 3 key columns, minus scenario, seed and the bookkeeping
-    // columns events and records_processed (not compared by default) = 18 values, none moved.
-    assert_eq!((same.compared, same.moved.len()), (18, 0));
+    // 29 summary columns minus 3 key columns, minus scenario, seed and the bookkeeping
+    // columns events and records_processed (not compared by default) = 22 values, none moved.
+    assert_eq!((same.compared, same.moved.len()), (22, 0));
     let changed = |s: &Scenario, p: ProtocolSpec, seed: u64| {
         Ok(RunReport { summary: Some(fake_summary(s, p, seed, 1)), ..RunReport::default() })
     };
@@ -324,8 +330,9 @@ fn check_catches_a_deliberate_change() {
         check_sweep(&baselines[1].dir, sweep, *tolerance, rules, scenario::from_table, &fake, 2)
             .unwrap();
     assert!(same.moved.is_empty(), "{:?}", same.moved);
-    // 8 aggregate rows x 16 metric means (18 without events_mean, records_processed_mean).
-    assert_eq!(same.compared, 8 * 16);
+    // 8 aggregate rows x 19 metric means (21, the 3 start-up columns included, without
+    // events_mean and records_processed_mean).
+    assert_eq!(same.compared, 8 * 19);
     // +1 reprocessed record on means of 30..42 is below the default 5% tolerance ...
     let small =
         check_sweep(&baselines[1].dir, sweep, *tolerance, rules, scenario::from_table, &changed, 2)

@@ -20,6 +20,7 @@ fn labels() -> RunLabels {
         static_membership: false,
         seed: 1,
         duration: SimTime::from_secs(10_000),
+        measure_from: SimTime::ZERO,
     }
 }
 

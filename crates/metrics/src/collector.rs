@@ -40,6 +40,8 @@ pub struct RunLabels {
     pub seed: u64,
     /// Simulated duration.
     pub duration: SimTime,
+    /// The start of the measurement window (`measure_from`; zero: the whole run).
+    pub measure_from: SimTime,
 }
 
 /// What every delivery of a partition updates, apart from the rest of its [`PartMetrics`]: one
@@ -162,6 +164,9 @@ pub struct Collector {
     timelines: Timelines,
     /// Scratch counts of `on_processed_periodic`, kept to reuse its allocation.
     fresh: Vec<u64>,
+    /// Per partition, its moves before `measure_from` (empty when the window is the whole
+    /// run; apart from [`PartMetrics`], which fills its 64 bytes).
+    startup_moves: TpTable<u32>,
     /// The sum over partitions of offsets processed (`processed.len()`) and of offsets lost
     /// (`lost()`), kept as they change: a sample reads them instead of visiting every
     /// partition (10,000 at the reference size, every sample).
@@ -202,6 +207,7 @@ impl Collector {
             owner_by_id: Vec::new(),
             timelines: Timelines::default(),
             fresh: Vec::new(),
+            startup_moves: TpTable::default(),
             done: DoneTotals::default(),
         }
     }
@@ -341,6 +347,9 @@ impl Collector {
                 if let Some(open) = self.open.as_mut() {
                     open.moves += 1;
                 }
+                if at < self.labels.measure_from {
+                    *self.startup_moves.get_or_insert_with(tp, || 0) += 1;
+                }
             }
             part.last_owner = owner;
         }
@@ -395,9 +404,12 @@ impl Collector {
             .into_iter()
             .map(|t| (t.availability, (t.tp.topic, t.tp.partition, t.rows)))
             .unzip();
-        let partitions = self.partition_rows(&availability);
+        let window = Window::split(&availability, self.labels.measure_from);
+        let measured = window.measured.as_deref().unwrap_or(&availability);
+        let partitions = self.partition_rows(measured);
         self.e2e.flush();
-        let summary = self.summary(events, &partitions, &availability);
+        let mut summary = self.summary(events, &partitions, measured);
+        self.add_startup(&mut summary, &window);
         let ownership = self.take_ownership(rows);
         RunReport {
             summary: Some(summary),
@@ -417,6 +429,7 @@ impl Collector {
                 let c = self.counts(tp);
                 check_partition_conservation(&self.topics, tp, p, c);
                 let downtime = a.downtime();
+                let startup_moves = self.startup_moves.get(tp).copied().unwrap_or(0);
                 PartitionRow {
                     protocol: self.labels.protocol.clone(),
                     assignor: self.labels.assignor.clone(),
@@ -429,7 +442,7 @@ impl Collector {
                     lost: c.lost(),
                     downtime_s: downtime.as_secs_f64(),
                     episodes: a.episodes().len() as u64,
-                    moves: u64::from(p.moves),
+                    moves: u64::from(p.moves - startup_moves),
                 }
             })
             .collect()
@@ -459,7 +472,8 @@ impl Collector {
         );
         let episodes = episode_histogram(availability);
         let downtime: f64 = rows.iter().map(|r| r.downtime_s).sum();
-        let (reb_p50, reb_max) = rebalance_stats(&self.rebalances);
+        let measured_rebalances: Vec<&RebalanceRow> = self.measured_rebalances().collect();
+        let (reb_p50, reb_max) = rebalance_stats(&measured_rebalances);
         let moved: u64 = rows.iter().map(|r| r.moves).sum();
         SummaryRow {
             scenario: self.labels.scenario.clone(),
@@ -479,7 +493,7 @@ impl Collector {
             downtime_episode_ms_p99: episodes.1,
             downtime_episode_ms_max: episodes.2,
             stop_the_world_s: stop_the_world(availability).as_secs_f64(),
-            rebalances: self.rebalances.len() as u64,
+            rebalances: measured_rebalances.len() as u64,
             rebalance_ms_p50: reb_p50,
             rebalance_ms_max: reb_max,
             partitions_moved: moved,
@@ -487,7 +501,28 @@ impl Collector {
             e2e_latency_ms_p99: quantile_ms(self.e2e.histogram(), 0.99, self.e2e.max_us()),
             e2e_latency_ms_max: self.e2e.max_us() as f64 / 1_000.0,
             events,
+            measure_from_s: self.labels.measure_from.as_secs_f64(),
+            startup_downtime_partition_s: 0.0,
+            startup_stop_the_world_s: 0.0,
+            startup_rebalances: 0,
         }
+    }
+
+    /// The rebalances that start inside the measurement window (`rebalances.csv` lists every
+    /// one: those of the start-up have `start_s` before `measure_from`).
+    fn measured_rebalances(&self) -> impl Iterator<Item = &RebalanceRow> {
+        let from_s = self.labels.measure_from.as_secs_f64();
+        self.rebalances.iter().filter(move |r| r.start_s >= from_s)
+    }
+
+    /// The start-up's figures (before `measure_from`), reported beside the window's.
+    fn add_startup(&self, summary: &mut SummaryRow, window: &Window) {
+        let Some(startup) = &window.startup else { return };
+        summary.startup_downtime_partition_s =
+            startup.iter().fold(SimTime::ZERO, |t, a| t + a.downtime()).as_secs_f64();
+        summary.startup_stop_the_world_s = stop_the_world(startup).as_secs_f64();
+        summary.startup_rebalances =
+            self.rebalances.len() as u64 - self.measured_rebalances().count() as u64;
     }
 
     /// Unprocessed offsets above the skip point, counted independently of `lost`.
@@ -625,6 +660,24 @@ fn episode_histogram(availability: &[Availability]) -> (f64, f64, f64) {
     (quantile_ms(&h, 0.5, max_us), quantile_ms(&h, 0.99, max_us), max_us as f64 / 1_000.0)
 }
 
+/// Every partition's availability cut at `measure_from` into the start-up and the measured
+/// window; both `None` when the window is the whole run (nothing is copied then).
+struct Window {
+    startup: Option<Vec<Availability>>,
+    measured: Option<Vec<Availability>>,
+}
+
+impl Window {
+    fn split(availability: &[Availability], from: SimTime) -> Window {
+        if from.is_zero() {
+            return Window { startup: None, measured: None };
+        }
+        let startup = availability.iter().map(|a| a.clipped(SimTime::ZERO, from)).collect();
+        let measured = availability.iter().map(|a| a.clipped(from, SimTime::MAX)).collect();
+        Window { startup: Some(startup), measured: Some(measured) }
+    }
+}
+
 /// Time during which some partition is down and none may be consumed.
 fn stop_the_world(availability: &[Availability]) -> SimTime {
     time_sweep::stop_the_world(
@@ -713,7 +766,7 @@ fn quantile_ms(h: &Histogram<u64>, q: f64, max_us: u64) -> f64 {
 }
 
 /// (median by nearest rank, max) of rebalance durations in ms.
-fn rebalance_stats(rows: &[RebalanceRow]) -> (f64, f64) {
+fn rebalance_stats(rows: &[&RebalanceRow]) -> (f64, f64) {
     if rows.is_empty() {
         return (0.0, 0.0);
     }
@@ -768,6 +821,7 @@ pub(crate) mod tests {
             static_membership: false,
             seed: 1,
             duration: s(duration_ms),
+            measure_from: SimTime::ZERO,
         }
     }
 

@@ -63,6 +63,20 @@ pub struct SummaryRow {
     pub e2e_latency_ms_max: f64,
     /// Simulation events handled.
     pub events: u64,
+    /// The start of the measurement window (`measure_from`): the downtime, stop-the-world,
+    /// rebalance and move figures above count from it; record counts and latencies cover the
+    /// whole run (so the conservation laws hold). 0: the whole run.
+    #[serde(default)]
+    pub measure_from_s: f64,
+    /// Down time before `measure_from` (the start-up), apart from `downtime_partition_s`.
+    #[serde(default)]
+    pub startup_downtime_partition_s: f64,
+    /// Stop-the-world time before `measure_from`.
+    #[serde(default)]
+    pub startup_stop_the_world_s: f64,
+    /// Rebalances that started before `measure_from`.
+    #[serde(default)]
+    pub startup_rebalances: u64,
 }
 
 /// One row of `partitions.csv`.
@@ -211,6 +225,10 @@ impl Columns for SummaryRow {
         "e2e_latency_ms_p99",
         "e2e_latency_ms_max",
         "events",
+        "measure_from_s",
+        "startup_downtime_partition_s",
+        "startup_stop_the_world_s",
+        "startup_rebalances",
     ];
 }
 

@@ -223,6 +223,15 @@ impl Availability {
         self.down.iter().fold(SimTime::ZERO, |acc, (s, e)| acc + (*e - *s))
     }
 
+    /// Its intervals inside `[from, to)`, cut at the bounds (an episode across a bound counts
+    /// on both sides of it).
+    pub(crate) fn clipped(&self, from: SimTime, to: SimTime) -> Availability {
+        let clip = |list: &[(SimTime, SimTime)]| -> Vec<(SimTime, SimTime)> {
+            list.iter().map(|&(s, e)| (s.max(from), e.min(to))).filter(|(s, e)| s < e).collect()
+        };
+        Availability { down: clip(&self.down), allowed: clip(&self.allowed) }
+    }
+
     /// The down episodes: the down intervals, maximal already ([`Availability::add`] merges
     /// adjacent pieces).
     pub(crate) fn episodes(&self) -> &[(SimTime, SimTime)] {

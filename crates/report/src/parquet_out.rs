@@ -63,7 +63,7 @@ impl ColumnKind {
 
 const TEXT_COLUMNS: [&str; 8] =
     ["cell", "scenario", "protocol", "assignor", "topic", "owner", "state", "trigger"];
-const INTEGER_COLUMNS: [&str; 21] = [
+const INTEGER_COLUMNS: [&str; 22] = [
     "replication",
     "partitions",
     "records_produced",
@@ -72,6 +72,7 @@ const INTEGER_COLUMNS: [&str; 21] = [
     "records_lost",
     "final_lag",
     "rebalances",
+    "startup_rebalances",
     "partitions_moved",
     "events",
     "partition",

@@ -52,6 +52,10 @@ fn summary(
         e2e_latency_ms_p99: 5.0,
         e2e_latency_ms_max: 20.0,
         events: 1234,
+        measure_from_s: 0.0,
+        startup_downtime_partition_s: 0.0,
+        startup_stop_the_world_s: 0.0,
+        startup_rebalances: 0,
     }
 }
 

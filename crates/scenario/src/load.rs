@@ -1,7 +1,7 @@
 //! Loading a scenario: file -> text -> positioned tree -> validated [`Scenario`], collecting
 //! every problem on the way (DESIGN section 7).
 //!
-//! Defaults where a key is left out: `name` = the file stem, `seed` = 1, `[consumer]`
+//! Defaults where a key is left out: `name` = the file stem, `measure_from` = 0, `seed` = 1, `[consumer]`
 //! `processing = "1ms"`, `commit = "auto"`, `client = "java"`; `[[topic]]` `arrival =
 //! "constant"`, `skew = 0`; `[network] rtt = "1ms"`; `[group] static_membership = false`;
 //! Kafka properties per `config.rs`; `[tubemq]` per docs/kafka-facts.md section 8. Required:
@@ -23,6 +23,7 @@ use std::path::Path;
 const ROOT_KEYS: &[&str] = &[
     "name",
     "duration",
+    "measure_from",
     "seed",
     "protocols",
     "topic",
@@ -101,6 +102,7 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
     let mut section = Section::open(ctx, root, "").ok_or_else(|| ctx.errors.clone())?;
     let name = scenario_name(ctx, &mut section, path);
     let duration = run_duration(ctx, &mut section);
+    let measure_from = measure_from(ctx, &mut section, duration);
     let seed = section.take("seed").and_then(|n| reader::int_in(ctx, n, "seed", 0, i64::MAX));
     let topics = topics(ctx, section.take("topic"));
     let consumer = consumer(ctx, section.take("consumer"));
@@ -127,6 +129,7 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
         name,
         source: path.to_path_buf(),
         duration: duration.unwrap_or_default(),
+        measure_from,
         seed: seed.map_or(1, |s| s as u64),
         protocols,
         topics,
@@ -178,6 +181,24 @@ fn run_duration(ctx: &mut Ctx<'_>, section: &mut Section<'_>) -> Option<SimTime>
     let node =
         section.require(ctx, "duration", "how long the run lasts, e.g. duration = \"10m\"")?;
     reader::positive_duration(ctx, node, "duration")
+}
+
+/// `measure_from`: where the measurement window starts (default 0, the whole run); before the
+/// end of the run, so the window is never empty.
+fn measure_from(
+    ctx: &mut Ctx<'_>,
+    section: &mut Section<'_>,
+    duration: Option<SimTime>,
+) -> SimTime {
+    let Some(node) = section.take("measure_from") else { return SimTime::ZERO };
+    let Some(from) = reader::duration(ctx, node, "measure_from") else { return SimTime::ZERO };
+    if let Some(end) = duration.filter(|end| from >= *end) {
+        let message = format!("{from} is not before the end of the run (duration = {end})");
+        let allowed = "a duration from \"0s\" up to, not including, `duration`";
+        ctx.at(node, "measure_from", message, Some(allowed));
+        return SimTime::ZERO;
+    }
+    from
 }
 
 /// `protocols`: non-empty, no duplicates; `[group] static_membership` applies to every Kafka

@@ -21,6 +21,10 @@ pub struct Scenario {
     pub source: PathBuf,
     /// `duration`: the run ends at this virtual time.
     pub duration: SimTime,
+    /// `measure_from`: the start of the measurement window `[measure_from, duration]` of the
+    /// availability and rebalance metrics (0: the whole run); what falls before it is reported
+    /// apart as the start-up.
+    pub measure_from: SimTime,
     /// `seed`: the run seed (overridable by `--seed`).
     pub seed: u64,
     /// `protocols`: one run per entry, in file order.

@@ -66,6 +66,7 @@ fn millis(t: SimTime) -> u64 {
 fn write_header(out: &mut String, s: &Scenario) {
     line(out, &format!("name = {}", quoted(&s.name)));
     line(out, &format!("duration = {}", time(s.duration)));
+    line(out, &format!("measure_from = {}", time(s.measure_from)));
     line(out, &format!("seed = {}", s.seed));
     let protocols: Vec<String> = s.protocols.iter().map(|p| quoted(&p.to_string())).collect();
     line(out, &format!("protocols = [{}]", protocols.join(", ")));
@@ -231,6 +232,7 @@ mod tests {
     const FULL: &str = r#"
 name = "all-kinds"
 duration = "10m"
+measure_from = "90s"
 seed = 7
 protocols = ["eager:roundrobin", "cooperative", "consumer:range", "manual"]
 
@@ -325,6 +327,7 @@ c3 = 2
         assert!(text.contains("\"session.timeout.ms\" = 10000\n"), "{text}");
         assert!(text.contains("\"auto.offset.reset\" = \"earliest\"\n"), "{text}");
         assert!(text.contains("rate = 12.5\n"), "{text}");
+        assert!(text.contains("measure_from = \"1m30s\"\n"), "{text}");
         assert!(text.contains("topic = \"audit log\"\n"), "{text}");
         assert!(text.contains("protocols = [\"eager:roundrobin\", \"cooperative:cooperative-sticky\", \"consumer:range\", \"manual:none\"]"), "{text}");
     }

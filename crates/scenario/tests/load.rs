@@ -139,6 +139,7 @@ fn defaults_fill_every_optional_key() {
     let s = parse(MINIMAL);
     assert_eq!(s.name, "t", "the file stem of t.toml");
     assert_eq!(s.seed, 1);
+    assert_eq!(s.measure_from, SimTime::ZERO, "the window is the whole run by default");
     assert_eq!(s.topics[0].rate_per_s, 10.0);
     assert_eq!(s.topics[0].arrival, Arrival::Constant);
     assert_eq!(s.topics[0].skew, 0.0);

@@ -313,13 +313,24 @@ const METRICS: &[Metric] = &[
     ("events", |s| s.events.to_string()),
 ];
 
+/// Rows added when a run has a measurement window (`measure_from`): the start-up's figures,
+/// which the rows above leave out.
+const STARTUP_METRICS: &[Metric] = &[
+    ("measure_from_s", |s| format!("{:.3}", s.measure_from_s)),
+    ("startup_downtime_partition_s", |s| format!("{:.3}", s.startup_downtime_partition_s)),
+    ("startup_stop_the_world_s", |s| format!("{:.3}", s.startup_stop_the_world_s)),
+    ("startup_rebalances", |s| s.startup_rebalances.to_string()),
+];
+
 /// A side-by-side table: one row per metric, one column per protocol run.
 pub fn table(reports: &[RunReport]) -> String {
     let summaries: Vec<&SummaryRow> = reports.iter().filter_map(|r| r.summary.as_ref()).collect();
     let mut header = vec!["metric".to_string()];
     header.extend(summaries.iter().map(|s| column_label(s)));
     let mut rows = vec![header];
-    for (name, read) in METRICS {
+    let windowed = summaries.iter().any(|s| s.measure_from_s > 0.0);
+    let extra = if windowed { STARTUP_METRICS } else { &[] };
+    for (name, read) in METRICS.iter().chain(extra) {
         let mut row = vec![(*name).to_string()];
         row.extend(summaries.iter().map(|s| read(s)));
         rows.push(row);
