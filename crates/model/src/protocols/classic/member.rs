@@ -110,8 +110,9 @@ impl Consumer {
     /// next poll. A member waiting in poll handles it at once (`pollForFetches` polls the
     /// network), and so does one waiting for a synchronous commit (`commitSync` polls it too).
     /// librdkafka's main thread serves the coordinator independently of the application's poll
-    /// (`rd_kafka_cgrp_handle_JoinGroup` -> `rd_kafka_cgrp_assignor_run` ->
-    /// `rd_kafka_cgrp_SyncGroup`, `rdkafka_cgrp.c`): at once.
+    /// (`rd_kafka_cgrp_handle_JoinGroup` -> the leader's Metadata request ->
+    /// `rd_kafka_cgrp_assignor_handle_Metadata_op` -> `rd_kafka_cgrp_assignor_run` -> SyncGroup,
+    /// `rdkafka_cgrp.c`): at once (the leader's Metadata round trip is not modeled).
     pub(crate) fn join_response_waits_for_poll(&self) -> bool {
         self.params.client == Client::Java
             && matches!(self.membership, Membership::Classic)
