@@ -12,9 +12,14 @@
 //!   responses at 4 ms: the first assignment takes effect at 4 ms;
 //! - heartbeats every 3 s from the sync response: sent at 3.004, 6.004, ... (3k + 0.004 s),
 //!   arriving 1 ms later; session timeout 10 s;
-//! - Java auto-commit every 5 s, checked at poll: polls happen at 4.991, 5.001, ... so commits
-//!   are sent at 5.001, 10.001, 15.001, 20.001, ... and carry the positions returned by the
-//!   previous poll: at 20.001 s, offsets that arrived by 19.990 s, i.e. position 1999.
+//! - Java auto-commit every 5 s from the assignment (AK `ConsumerCoordinator.onJoinComplete`
+//!   restarts the timer: 4 ms), checked in poll; a poll waiting for the next record also wakes
+//!   when the commit is due (`timeToNextPoll`): commits are sent at 5.004, 10.004, 15.004,
+//!   20.004, ... and carry the positions of the poll of x.xx1 s before: at 20.004 s, offsets
+//!   that arrived by 20.000 s, i.e. position 2000. (Until issue 25 the timer ran from the
+//!   process start and commits went out at the first poll after the deadline: 20.001 s,
+//!   position 1999, so every figure below that counts from the last commit was one record
+//!   higher per partition.)
 
 mod support;
 
@@ -91,10 +96,10 @@ fn crash_without_restart() {
     close(sum.downtime_episode_ms_max, 9500.0, "longest episode");
     let down: Vec<f64> = r.partitions.iter().map(|p| p.downtime_s).collect();
     assert_eq!(down.iter().filter(|d| **d == 0.0).count(), 2, "{down:?}");
-    // c1 processed offsets up to 2049; its last commit (20.001) stored 1999 (offsets that
-    // arrived by 19.990). c0 resumes t-2 and t-3 at 1999: 51 records each again = 100
-    // records/s x 0.51 s between the last committed record and the crash, on 2 partitions.
-    assert_eq!(sum.records_reprocessed, 102);
+    // c1 processed offsets up to 2049; its last commit (20.004) stored 2000 (offsets that
+    // arrived by 20.000). c0 resumes t-2 and t-3 at 2000: 50 records each again = 100
+    // records/s x 0.50 s between the last committed record and the crash, on 2 partitions.
+    assert_eq!(sum.records_reprocessed, 100);
     // Stop-the-world: from c0's revocation (30.006) to its new assignment (30.010) no partition
     // may be consumed while t-2/t-3 have waiting records.
     close(sum.stop_the_world_s, 0.004, "stop the world");
@@ -102,7 +107,7 @@ fn crash_without_restart() {
     // after the end (final lag 4); earliest reset loses nothing.
     assert_eq!(sum.records_produced, 16_000);
     assert_eq!((sum.records_lost, sum.final_lag), (0, 4));
-    assert_eq!(sum.records_processed, 16_000 - 4 + 102);
+    assert_eq!(sum.records_processed, 16_000 - 4 + 100);
     assert_eq!(sum.rebalances, 2);
 }
 
@@ -176,8 +181,8 @@ fn crash_restart_holds_eager_rebalance_until_old_member_expires() {
     // each); t-0, t-1 from their next record after the revocation (24.010) to 28.008 (3.998 s
     // each).
     close(sum.downtime_partition_s, 2.0 * 7.498 + 2.0 * 3.998, "downtime");
-    // As in (a): 51 records since the last commit on each of c1's partitions.
-    assert_eq!(sum.records_reprocessed, 102);
+    // As in (a): 50 records since the last commit on each of c1's partitions.
+    assert_eq!(sum.records_reprocessed, 100);
 }
 
 /// (d) c1 stalls 8 s inside a batch with `max.poll.interval.ms` = 5 s, committing
@@ -306,12 +311,12 @@ fn librdkafka_commits_during_a_stall_java_does_not() {
         "[[event]]\nat = \"20.505s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"8s\"\n\
                  [[event]]\nat = \"27s\"\nkind = \"crash\"\nmember = \"c1\"\n";
     let mut s = scenario(extra);
-    // Java: c1's last commit is the one at its poll of 20.001 s (position 1999); it consumed
-    // through offset 2049 (poll of 20.501 s) before stalling and then crashing at 27 s. Its
+    // Java: c1's last commit is the one of 20.004 s (position 2000); it consumed through
+    // offset 2049 (poll of 20.501 s) before stalling and then crashing at 27 s. Its
     // heartbeats go on during the stall (last one sent 24.004 s), so its session expires at
-    // 34.005 s; c0 takes t-2/t-3 over from 1999: 51 records each again.
+    // 34.005 s; c0 takes t-2/t-3 over from 2000: 50 records each again.
     let java = run(&s, "eager:range");
-    assert_eq!(java.summary.as_ref().unwrap().records_reprocessed, 102);
+    assert_eq!(java.summary.as_ref().unwrap().records_reprocessed, 100);
     close(java.rebalances[1].start_s, 34.005, "java session expiry");
     // librdkafka: the background commit of 25.0 s (every 5 s from the start) stores 2050,
     // everything already returned to the application: nothing is processed twice.
@@ -395,4 +400,123 @@ fn librdkafka_cooperative_round_one_completes_during_a_stall() {
     // 25.012, sync responses 25.015 s.
     assert_eq!(down_from(&java), [22.010]);
     close(java.rebalances[1].end_s, 25.015, "java end");
+}
+
+/// Issue 25, item 1: what a Java cooperative member commits for a partition that moves. c1
+/// stalls 5 s from 20.0075 s (busy between polls; heartbeats go on); c2 joins at 21 s.
+/// Java (AK `ConsumerCoordinator.onJoinPrepare` commits before every JoinGroup;
+/// `onJoinComplete` revokes without a commit) processes c1's moved records twice; librdkafka
+/// (commits what it unassigns) does not.
+#[test]
+fn java_cooperative_reprocesses_what_a_moved_partition_consumed_in_round_one() {
+    let extra =
+        "[[event]]\nat = \"20.0075s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"5s\"\n\
+                 [[event]]\nat = \"21s\"\nkind = \"join\"\nmember = \"c2\"\n";
+    let mut s = scenario(extra);
+    let java = run(&s, "cooperative");
+    // c2's join arrives at 21.001 s. c0 learns at its heartbeat of 21.004 (response 21.006)
+    // and rejoins; c1 rejoins at its first poll after the stall, 25.0075 s: it commits its
+    // position first (2000: its last poll, 20.001 s, took offsets through 1999), sends its
+    // JoinGroup, then fetches its backlog (offsets 2000..=2499 of t-2 and t-3, arrived by
+    // 25.000 s; zero processing: done at once). The join phase ends at 25.0085, syncs go out
+    // at 25.0095, the sync responses arrive at 25.0115 s: round 1 takes t-3 from c1, which
+    // by then also took offset 2500 (arrived 25.010, polled 25.011): position 2501. It
+    // revokes t-3 without a commit and rejoins at once (its round-2 commit covers t-2 only).
+    // c2 starts t-3 at the committed 2000: offsets 2000..=2500 again, 501 records.
+    assert_eq!(java.summary.as_ref().unwrap().records_reprocessed, 501);
+    let reb = &java.rebalances[1];
+    assert_eq!((reb.rounds, reb.partitions_moved), (2, 1));
+    // Round 2: c0 and c2 synced at 25.0115 learn at their heartbeat of 28.0115 (response
+    // 28.0135), join 28.0135, join responses 28.0155, sync responses 28.0175 s.
+    close(reb.start_s, 21.001, "java start");
+    close(reb.end_s, 28.0175, "java end");
+    // librdkafka rejoins in the background (round 1 ends while c1 stalls) and revokes t-3 at
+    // c1's poll of 25.0075 s, committing its position (2000, nothing consumed since): c2
+    // starts at 2000, which c1 never processed. Nothing is processed twice.
+    s.consumer.client = scenario::Client::Librdkafka;
+    let rd = run(&s, "cooperative");
+    assert_eq!(rd.summary.as_ref().unwrap().records_reprocessed, 0);
+    assert_eq!(rd.rebalances[1].partitions_moved, 1);
+}
+
+/// The commits a member sent and had stored, as `member@time` (a stored commit is observed
+/// when its response reaches the member).
+fn stored_commits(s: &Scenario, protocol: &str, member: &str, until_s: f64) -> Vec<String> {
+    let mut seen: Vec<Observation> = Vec::new();
+    model::simulate(s, spec(protocol), s.seed, &mut seen);
+    seen.iter()
+        .filter_map(|o| match o {
+            Observation::Commit { at, member: m, ok: true }
+                if &**m == member && at.as_secs_f64() <= until_s =>
+            {
+                Some(format!("{m}@{at}"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 25, item 2: the Java auto-commit timer restarts when an assignment takes effect
+/// (AK `ConsumerCoordinator.onJoinComplete`), and a waiting poll wakes when a commit is due
+/// (`timeToNextPoll`). With the default 3 s initial rebalance delay the group forms at 6.004
+/// s: the join phase opens at 0.001 s, c1's join during the first 3 s extends it once
+/// (`InitialDelayedJoin`), to 6.001 s; join responses 6.002, syncs 6.003, sync responses
+/// 6.004 s. c1 crashes at 24.995 s, just before a multiple of the interval (the issue's
+/// example: the timer from the process start loses 5 s of work there, Java 4 s).
+#[test]
+fn java_auto_commit_timer_restarts_at_the_assignment() {
+    let extra = "[[event]]\nat = \"24.995s\"\nkind = \"crash\"\nmember = \"c1\"\n";
+    let mut s = scenario(extra);
+    s.broker.group_initial_rebalance_delay = sim_core::SimTime::from_secs(3);
+    // Commits due at 6.004 + 5k s: the poll waiting for the next record (x.xx1 s) wakes at the
+    // deadline and sends them at 11.004, 16.004, 21.004 s; each is stored when its response
+    // arrives 2 ms later. (With the timer from the process start: sent at the first poll after
+    // 10, 15, 20 s, i.e. 10.001, 15.001, 20.001 s.)
+    let commits = stored_commits(&s, "eager:range", "c0", 24.0);
+    assert_eq!(commits, ["c0@11.006s", "c0@16.006s", "c0@21.006s"]);
+    let r = run(&s, "eager:range");
+    // c1's last commit (21.004 s) stored 2100 on t-2 and t-3 (its poll of 21.001 took offsets
+    // through 2099, arrived 21.000); its last poll before the crash, 24.991 s, took offsets
+    // through 2498: position 2499. c0 resumes both at 2100: 399 records each again, 3.99 s of
+    // work (from the process start: its commit of 20.001 s, 1999, would give 500 each).
+    assert_eq!(r.summary.as_ref().unwrap().records_reprocessed, 2 * 399);
+    // librdkafka's background timer runs from the start (5, 10, 15, 20 s): its commit of
+    // 20 s stores 1999 (everything returned by its poll of 19.991 s), so 500 each again.
+    s.consumer.client = scenario::Client::Librdkafka;
+    let rd = run(&s, "eager:range");
+    assert_eq!(rd.summary.as_ref().unwrap().records_reprocessed, 2 * 500);
+}
+
+/// Issue 25, item 3: a Java member handles its JoinGroup response inside `poll()` (AK
+/// `AbstractCoordinator.joinGroupIfNeeded` from `ensureActiveGroup`; `HeartbeatThread.run`
+/// does no I/O while joining), so a leader busy when the response comes runs the assignor and
+/// sends its SyncGroup only at its next poll; librdkafka does it at once. Eager, c2 joins at
+/// 20 s; the leader c0 stalls 2 s from 21.0075 s, after its JoinGroup and before the response.
+#[test]
+fn java_leader_busy_at_the_join_response_holds_the_round() {
+    let extra =
+        "[[event]]\nat = \"20s\"\nkind = \"join\"\nmember = \"c2\"\n\
+                 [[event]]\nat = \"21.0075s\"\nkind = \"stall\"\nmember = \"c0\"\nduration = \"2s\"\n";
+    let mut s = scenario(extra);
+    // c2's join arrives at 20.001 s. c0 and c1 learn at their heartbeat of 21.004 (response
+    // 21.006), commit, revoke everything and rejoin (21.006); the join phase ends at 21.007
+    // and the join responses arrive at 21.008 s. c0 stalls from 21.0075 to 23.0075 s.
+    let java = run(&s, "eager:range");
+    let reb = &java.rebalances[1];
+    close(reb.start_s, 20.001, "java start");
+    // Java: c0 handles its response at its poll of 23.0075 s: assignment and SyncGroup then,
+    // arriving 23.0085; every sync response arrives at 23.0095 s, when all three apply them
+    // (waiting in poll): the round grew by the leader's remaining 1.9995 s of stall.
+    close(reb.end_s, 23.0095, "java end");
+    // No partition may be consumed from the revocations (21.006) to 23.0095 s; records wait
+    // from 21.010 s on: 1.9995 s of stop-the-world.
+    close(java.summary.as_ref().unwrap().stop_the_world_s, 1.9995, "java stop the world");
+    // librdkafka: c0's SyncGroup goes out with the response at 21.008; the sync responses
+    // arrive at 21.010 s. c1 and c2 (waiting in poll) apply theirs then; c0 at its poll of
+    // 23.0075 s, which ends the rebalance. The records of 21.010 s are consumable at once:
+    // no stop-the-world.
+    s.consumer.client = scenario::Client::Librdkafka;
+    let rd = run(&s, "eager:range");
+    close(rd.rebalances[1].end_s, 23.0075, "librdkafka end");
+    close(rd.summary.as_ref().unwrap().stop_the_world_s, 0.0, "librdkafka stop the world");
 }

@@ -11,8 +11,11 @@
 //! end of the batch (after a synchronous commit, when that is the policy). A heartbeat timer
 //! runs while the member is in a stable generation; REBALANCE_IN_PROGRESS makes the member
 //! rejoin at its next poll: eager members commit (auto-commit) and revoke everything first,
-//! cooperative members keep consuming, then revoke what the new assignment takes away (commit
-//! first) and rejoin at once. `max.poll.interval.ms` counts from the poll that returned the
+//! cooperative members commit (Java) and keep consuming, then revoke what the new assignment
+//! takes away (librdkafka commits it first, Java does not) and rejoin at once. A Java member
+//! handles its JoinGroup response inside poll (a busy member at its next poll), its periodic
+//! auto-commit pauses during a rebalance and restarts when the assignment takes effect, and
+//! a waiting poll wakes when that commit is due. `max.poll.interval.ms` counts from the poll that returned the
 //! batch in progress: on expiry the member sends LeaveGroup and forgets its generation, so its
 //! later commits fail and its next poll reports its partitions lost.
 //!
@@ -25,7 +28,9 @@
 use crate::invariants::{assert_holds, first_broken, require, Broken, Fact};
 use crate::processing::ProcessingSampler;
 use crate::records::RecordTimes;
-use crate::types::{Conn, MemberId, Outbox, SyncOk, ToCoordinator, ToMember, Tp};
+use crate::types::{
+    Conn, JoinOk, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
+};
 use assignors::{AssignorName, Topic};
 use scenario::{Client, CommitPolicy, OffsetReset};
 use sim_core::{SimRng, SimTime};
@@ -470,6 +475,9 @@ pub struct Consumer {
     pub(crate) rejoin_needed: bool,
     pub(crate) owned_generation: i32,
     pub(crate) pending: Option<SyncOk>,
+    /// A JoinGroup response that reached a Java member outside `poll()`: handled (the leader's
+    /// assignment, the SyncGroup) at its next poll.
+    pub(crate) pending_join: Option<Result<JoinOk, ProtocolError>>,
     pub(crate) awaiting_commit: Option<u64>,
     pub(crate) closing: bool,
     pub(crate) disconnected: bool,
@@ -543,6 +551,7 @@ impl Consumer {
             rejoin_needed: true,
             owned_generation: -1,
             pending: None,
+            pending_join: None,
             awaiting_commit: None,
             closing: false,
             disconnected: false,
@@ -683,12 +692,11 @@ impl Consumer {
         out: &mut ConsumerOutbox,
     ) {
         match msg {
-            ToMember::Join(Ok(join)) => self.on_join_ok(join, env, out),
-            ToMember::Join(Err(_)) => {
-                if self.phase == Phase::Joining {
-                    self.reset_generation(out);
-                }
+            ToMember::Join(response) if self.join_response_waits_for_poll() => {
+                self.pending_join = Some(response);
+                return;
             }
+            ToMember::Join(response) => self.on_join_response(response, env, out),
             ToMember::Sync(Ok(sync)) => self.on_sync_ok(now, sync, out),
             ToMember::Sync(Err(e)) => self.on_sync_error(e, out),
             ToMember::ConsumerHeartbeat(r) => self.kip848_response(now, r, env, out),
@@ -731,6 +739,7 @@ impl Consumer {
         out: &mut ConsumerOutbox,
     ) {
         self.disconnected = false;
+        self.pending_join = None;
         if matches!(self.phase, Phase::Joining | Phase::Syncing) {
             // The request (or its response) was lost: the client retries the join.
             self.phase = if self.member_id.is_some() { Phase::Stable } else { Phase::Unjoined };
@@ -776,6 +785,9 @@ impl Consumer {
         self.poll_loop.in_poll = false;
         self.poll_loop.epoch += 1;
         out.cancel(ConsumerTimer::PollWake { epoch: self.poll_loop.epoch });
+        if let Some(response) = self.pending_join.take() {
+            self.on_join_response(response, env, out);
+        }
         self.maybe_auto_commit_in_poll(now, out);
         if let Some(sync) = self.pending.take() {
             self.apply_assignment(now, sync, env, out);
@@ -798,10 +810,16 @@ impl Consumer {
         out.arm(ConsumerTimer::PollWake { epoch: self.poll_loop.epoch }, wake);
     }
 
+    /// The Java client's periodic auto-commit inside `poll()` (AK `ConsumerCoordinator.poll`
+    /// -> `maybeAutoCommitOffsetsAsync`), every `auto.commit.interval.ms` from the last one or
+    /// from the last rebalance ([`Consumer::restart_auto_commit_timer`]). While a classic
+    /// rebalance is in progress `ConsumerCoordinator.poll` returns before it (`if
+    /// (rejoinNeededOrPending()) ... if (!ensureActiveGroup(...)) return false`): the deadline
+    /// passes untouched, and the rebalance's `onJoinComplete` restarts it.
     pub(crate) fn maybe_auto_commit_in_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
         let java = self.params.client == Client::Java;
         let due = now.saturating_sub(self.last_auto_commit) >= self.params.auto_commit_interval;
-        if java && self.params.auto_commit() && due {
+        if java && self.params.auto_commit() && due && !self.classic_rebalance_in_progress() {
             self.last_auto_commit = now;
             let member = self.phase == Phase::Stable && self.member_id.is_some();
             if (member || self.is_external()) && !self.poll_loop.owned.is_empty() {
@@ -810,7 +828,54 @@ impl Consumer {
         }
     }
 
-    /// Revokes owned partitions not in `assigned` (commit first); true if any were.
+    /// Whether a classic member is in a rebalance (AK `rejoinNeededOrPending()`, or its
+    /// assignment not yet applied): a rejoin waits, its JoinGroup or SyncGroup is out, or a
+    /// response waits for its poll.
+    pub(crate) fn classic_rebalance_in_progress(&self) -> bool {
+        matches!(self.membership, Membership::Classic)
+            && (self.rejoin_needed
+                || self.phase != Phase::Stable
+                || self.pending.is_some()
+                || self.pending_join.is_some())
+    }
+
+    /// The Java client restarts its auto-commit deadline when an assignment takes effect:
+    /// classic `ConsumerCoordinator.onJoinComplete` (`nextAutoCommitTimer.updateAndReset(
+    /// autoCommitIntervalMs)`, "Reschedule the auto commit starting from now"), KIP-848
+    /// `ConsumerMembershipManager.signalReconciliationCompleting` (`resetAutoCommitTimer`).
+    /// librdkafka's timer runs from the consumer's creation (`rkcg_offset_commit_tmr`,
+    /// started once in `rd_kafka_cgrp_new`, `rdkafka_cgrp.c`): nothing changes.
+    pub(crate) fn restart_auto_commit_timer(&mut self, now: SimTime) {
+        if self.params.client == Client::Java && self.params.auto_commit() {
+            self.last_auto_commit = now;
+        }
+    }
+
+    /// [`Consumer::restart_auto_commit_timer`] when `reconciled` (the KIP-848 member's hook:
+    /// a reconciliation that changed the assignment completed).
+    pub(crate) fn restart_auto_commit_timer_if(&mut self, now: SimTime, reconciled: bool) {
+        if reconciled {
+            self.restart_auto_commit_timer(now);
+        }
+    }
+
+    /// Whether giving partitions up commits them first (auto-commit on): librdkafka commits
+    /// the partitions it removes from its assignment, at every (incremental) unassign
+    /// (`rd_kafka_assignment_serve_removals`, `rdkafka_assignment.c`, with
+    /// `enable.auto.commit`), the Java KIP-848 client before revoking
+    /// (`signalReconciliationStarted` -> `maybeAutoCommitSyncBeforeRevocation`). The Java
+    /// classic client does not: `ConsumerCoordinator.onJoinComplete` calls
+    /// `onPartitionsRevoked` for what a cooperative assignment takes away without a commit (its
+    /// last commit was `onJoinPrepare`'s, before the JoinGroup), so what it consumed since is
+    /// processed again by the new owner.
+    fn commits_at_revocation(&self) -> bool {
+        let java_classic =
+            self.params.client == Client::Java && matches!(self.membership, Membership::Classic);
+        self.params.auto_commit() && !java_classic
+    }
+
+    /// Revokes owned partitions not in `assigned` (committing them first where the client
+    /// does, [`Consumer::commits_at_revocation`]); true if any were.
     pub(crate) fn revoke_missing(
         &mut self,
         assigned: &BTreeSet<Tp>,
@@ -821,7 +886,7 @@ impl Consumer {
         if revoked.is_empty() {
             return false;
         }
-        if self.params.auto_commit() {
+        if self.commits_at_revocation() {
             self.commit(self.positions(|tp| !assigned.contains(tp)), out);
         }
         self.poll_loop.owned.retain(|tp| assigned.contains(tp));
@@ -976,13 +1041,27 @@ impl Consumer {
     }
 
     /// When a poll that found nothing (the earliest unread record arriving at `first_unseen`)
-    /// wakes up: when that record reaches the client, at most `fetch.max.wait.ms` later.
+    /// wakes up: when that record reaches the client, at most `fetch.max.wait.ms` later, and
+    /// for the Java client no later than its next auto-commit is due (AK
+    /// `ClassicKafkaConsumer.pollForFetches` bounds its wait by
+    /// `ConsumerCoordinator.timeToNextPoll`, the auto-commit timer's remaining time).
     pub(crate) fn next_wake(&self, now: SimTime, first_unseen: SimTime) -> SimTime {
-        let wake = now + self.params.fetch_max_wait;
+        let wake = (now + self.params.fetch_max_wait).min(self.auto_commit_due_after(now));
         if self.disconnected {
             return wake; // No fetch can succeed: retry after fetch.max.wait.ms.
         }
         wake.min(first_unseen.saturating_add(self.params.one_way)).max(now)
+    }
+
+    /// The Java client's next auto-commit deadline if it is after `now` (else `SimTime::MAX`:
+    /// one overdue in a rebalance waits for the rebalance's end, which restarts it).
+    fn auto_commit_due_after(&self, now: SimTime) -> SimTime {
+        let due = self.auto_commit_deadline();
+        if due > now {
+            due
+        } else {
+            SimTime::MAX
+        }
     }
 
     pub(crate) fn delay_batch(&mut self, now: SimTime, by: SimTime, out: &mut ConsumerOutbox) {
@@ -1312,6 +1391,41 @@ pub(crate) mod tests {
         }
     }
 
+    /// The member's armed timers by slot, as its outboxes set and cancel them.
+    #[derive(Default)]
+    struct Timers(std::collections::BTreeMap<usize, (ConsumerTimer, SimTime)>);
+
+    impl Timers {
+        fn apply(&mut self, out: &ConsumerOutbox) {
+            for (timer, at) in &out.timers {
+                match at {
+                    Some(at) => self.0.insert(timer.slot(), (*timer, *at)),
+                    None => self.0.remove(&timer.slot()),
+                };
+            }
+        }
+    }
+
+    impl Rig {
+        /// Runs the member's own timers (no response ever comes back) from the state `out`
+        /// left, up to `until`; returns the times of the commits it sent.
+        fn commit_times_until(&mut self, out: &ConsumerOutbox, until: SimTime) -> Vec<SimTime> {
+            let mut timers = Timers::default();
+            timers.apply(out);
+            let mut commits = Vec::new();
+            for _ in 0..100_000 {
+                let next = timers.0.values().min_by_key(|(timer, at)| (*at, timer.slot()));
+                let Some(&(timer, at)) = next.filter(|(_, at)| *at <= until) else { break };
+                timers.0.remove(&timer.slot());
+                let out = self.step(at, ConsumerInput::Timer(timer));
+                timers.apply(&out);
+                let sent = out.sends.iter().filter(|m| matches!(m, ToCoordinator::Commit { .. }));
+                commits.extend(sent.map(|_| at));
+            }
+            commits
+        }
+    }
+
     fn meta(id: &str, owned: Vec<Tp>) -> JoinMeta {
         let owned_generation = if owned.is_empty() { -1 } else { 1 };
         JoinMeta { member_id: id.into(), owned, owned_generation, group_instance_id: None }
@@ -1408,19 +1522,19 @@ pub(crate) mod tests {
         assert!(rig.consumer.owned().is_empty());
     }
 
-    #[test]
-    fn cooperative_keeps_partitions_then_revokes_only_the_moved_ones() {
+    /// Drives a cooperative member (leader `c1-1`, max.poll.records 10,000) through a
+    /// rebalance whose round 1 takes t-1 away: the sends at the rejoin of 3.006 s and at the
+    /// round-1 assignment of 3.010 s, and the notes of the latter.
+    fn cooperative_round_one(client: Client) -> [ConsumerOutbox; 2] {
         let mut rig = Rig::new(RebalanceMode::Cooperative, AssignorName::CooperativeSticky);
         rig.consumer.params.max_poll_records = 10_000;
+        rig.consumer.params.client = client;
         rig.stable(vec![tp(0), tp(1)]);
         let error = ToMember::Heartbeat(Some(ProtocolError::RebalanceInProgress));
-        let out = rig.step(t(3006), ConsumerInput::Message(error));
+        let rejoin = rig.step(t(3006), ConsumerInput::Message(error));
         // The poll rejoins and keeps consuming: offsets 0..300 of both partitions (arrived by
         // 3.005 s) form a batch; nothing is revoked.
-        assert!(
-            matches!(out.sends.as_slice(), [ToCoordinator::Join { owned, .. }] if owned.len() == 2)
-        );
-        assert!(out.timers.contains(&(ConsumerTimer::BatchDone { epoch: 4 }, Some(t(3006)))));
+        assert!(rejoin.timers.contains(&(ConsumerTimer::BatchDone { epoch: 4 }, Some(t(3006)))));
         let out = rig.step(t(3006), ConsumerInput::Timer(ConsumerTimer::BatchDone { epoch: 4 }));
         assert!(!out.notes.iter().any(|n| matches!(n, ConsumerNote::Revoked { .. })));
         assert_eq!(rig.consumer.owned(), vec![tp(0), tp(1)]);
@@ -1431,23 +1545,125 @@ pub(crate) mod tests {
             members: vec![],
         };
         rig.step(t(3008), ConsumerInput::Message(ToMember::Join(Ok(ok))));
-        // Round 1 takes t-1 away: commit it first, revoke it, rejoin at once.
         let sync =
             SyncOk { generation: 2, assigned: vec![tp(0)], committed: vec![(tp(0), Some(0))] };
-        let out = rig.step(t(3010), ConsumerInput::Message(ToMember::Sync(Ok(sync))));
-        assert!(matches!(
-            out.sends.as_slice(),
-            [ToCoordinator::Commit { offsets, .. }, ToCoordinator::Join { owned, .. }]
-                if offsets == &vec![(tp(1), 300)] && owned == &vec![tp(0)]
-        ));
-        assert!(out
+        let round_one = rig.step(t(3010), ConsumerInput::Message(ToMember::Sync(Ok(sync))));
+        assert!(round_one
             .notes
             .contains(&ConsumerNote::Revoked { tps: vec![tp(1)], cause: RevokeCause::Revoked }));
-        assert!(out.notes.contains(&ConsumerNote::Assigned {
+        assert!(round_one.notes.contains(&ConsumerNote::Assigned {
             owned: vec![tp(0)],
             generation: 2,
             rejoining: true
         }));
+        [rejoin, round_one]
+    }
+
+    /// Java (AK `ConsumerCoordinator.onJoinPrepare` commits before every JoinGroup;
+    /// `onJoinComplete` revokes without a commit): the rejoin of 3.006 s commits the positions
+    /// (0: nothing fetched yet) before its JoinGroup; round 1 revokes t-1 without committing
+    /// its 300 consumed records, and the round-2 JoinGroup's commit covers t-0 only (300).
+    #[test]
+    fn java_cooperative_commits_before_each_join_and_not_at_revocation() {
+        let [rejoin, round_one] = cooperative_round_one(Client::Java);
+        assert!(matches!(
+            rejoin.sends.as_slice(),
+            [ToCoordinator::Commit { offsets, .. }, ToCoordinator::Join { owned, .. }]
+                if offsets == &vec![(tp(0), 0), (tp(1), 0)] && owned.len() == 2
+        ));
+        assert!(matches!(
+            round_one.sends.as_slice(),
+            [ToCoordinator::Commit { offsets, .. }, ToCoordinator::Join { owned, .. }]
+                if offsets == &vec![(tp(0), 300)] && owned == &vec![tp(0)]
+        ));
+    }
+
+    /// librdkafka (commits what it unassigns, `rd_kafka_assignment_serve_removals`): no commit
+    /// before the cooperative JoinGroup; round 1 commits t-1 at 300 as it revokes it, then
+    /// rejoins.
+    #[test]
+    fn librdkafka_cooperative_commits_what_it_revokes() {
+        let [rejoin, round_one] = cooperative_round_one(Client::Librdkafka);
+        assert!(matches!(
+            rejoin.sends.as_slice(),
+            [ToCoordinator::Join { owned, .. }] if owned.len() == 2
+        ));
+        assert!(matches!(
+            round_one.sends.as_slice(),
+            [ToCoordinator::Commit { offsets, .. }, ToCoordinator::Join { owned, .. }]
+                if offsets == &vec![(tp(1), 300)] && owned == &vec![tp(0)]
+        ));
+    }
+
+    /// AK `ConsumerCoordinator.onJoinComplete` restarts the auto-commit deadline: the
+    /// assignment takes effect at 4 ms, so the first commit is due at 5.004 s. Polls run at
+    /// x.xx1 s (a record every 10 ms reaching the client 1 ms after it arrives) and wait until
+    /// the next one, but a waiting poll also wakes when the commit is due: commits go out at
+    /// 5.004 s and 10.004 s (with the timer from the process start, 0: 5.001 and 10.001 s).
+    #[test]
+    fn java_auto_commit_timer_restarts_when_the_assignment_takes_effect() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        let out = rig.stable(vec![tp(0), tp(1)]);
+        assert_eq!(rig.consumer.auto_commit_deadline(), t(5004));
+        assert_eq!(rig.consumer.loud_at(), t(4504));
+        assert_eq!(rig.commit_times_until(&out, t(12_000)), vec![t(5004), t(10_004)]);
+    }
+
+    /// librdkafka's background timer runs from the start (0): due at 5 s whatever the
+    /// assignment; nothing commits inside poll.
+    #[test]
+    fn librdkafka_auto_commit_timer_runs_from_the_start() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.consumer.params.client = Client::Librdkafka;
+        let out = rig.stable(vec![tp(0), tp(1)]);
+        assert_eq!(rig.consumer.auto_commit_deadline(), SimTime::MAX);
+        // Its own AutoCommit timer (armed at the start for 5 s) is not in the sync's outbox.
+        assert!(rig.commit_times_until(&out, t(12_000)).is_empty());
+    }
+
+    /// AK `ClassicKafkaConsumer.pollForFetches` bounds an idle poll's wait by
+    /// `timeToNextPoll` (the auto-commit's remaining time): assigned nothing at 4 ms, a poll
+    /// at 4.8 s (fetch.max.wait.ms 500) wakes at 5.004 s, not 5.3 s; librdkafka at 5.3 s.
+    #[test]
+    fn java_idle_poll_wakes_when_the_commit_is_due() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.stable(vec![]);
+        assert_eq!(rig.consumer.next_wake(t(4800), SimTime::MAX), t(5004));
+        assert_eq!(rig.consumer.next_wake(t(4000), SimTime::MAX), t(4500));
+        rig.consumer.params.client = Client::Librdkafka;
+        assert_eq!(rig.consumer.next_wake(t(4800), SimTime::MAX), t(5300));
+    }
+
+    /// Java handles a JoinGroup response inside `poll()` (AK `joinGroupIfNeeded`; the heartbeat
+    /// thread does no I/O while joining): the member stalls 2 s from 1 ms (busy outside a
+    /// batch) and its JoinGroup response arrives at 2 ms; it leads, but its assignment and
+    /// SyncGroup go out at its next poll, 2.001 s. librdkafka sends them at 2 ms.
+    #[test]
+    fn java_handles_the_join_response_at_its_next_poll() {
+        for (client, sync_at) in [(Client::Java, t(2001)), (Client::Librdkafka, t(2))] {
+            let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+            rig.consumer.params.client = client;
+            rig.step(t(0), ConsumerInput::Start);
+            let stall = rig.step(t(1), ConsumerInput::Stall(t(2000)));
+            assert!(stall.timers.contains(&(ConsumerTimer::BatchDone { epoch: 2 }, Some(t(2001)))));
+            let members = vec![meta("c0-0", vec![]), meta("c1-1", vec![])];
+            let ok =
+                JoinOk { member_id: "c0-0".into(), generation: 1, leader: "c0-0".into(), members };
+            let mut sent = Vec::new();
+            let out = rig.step(t(2), ConsumerInput::Message(ToMember::Join(Ok(ok))));
+            sent.extend(out.sends.iter().map(|m| (t(2), m.clone())));
+            let end =
+                rig.step(t(2001), ConsumerInput::Timer(ConsumerTimer::BatchDone { epoch: 2 }));
+            sent.extend(end.sends.iter().map(|m| (t(2001), m.clone())));
+            assert!(
+                matches!(
+                    sent.as_slice(),
+                    [(at, ToCoordinator::Sync { assignment: Some(a), .. })] if *at == sync_at && a.len() == 2
+                ),
+                "{client:?}: {sent:?}"
+            );
+            assert_eq!(rig.consumer.phase(), Phase::Syncing, "{client:?}");
+        }
     }
 
     #[test]

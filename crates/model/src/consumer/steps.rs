@@ -25,13 +25,25 @@ impl Consumer {
             && !self.disconnected
             && self.awaiting_commit.is_none()
             && self.pending.is_none()
+            && self.pending_join.is_none()
             && self.params.commit == CommitPolicy::Auto
             && self.poll_loop.poll_step().is_some()
     }
 
-    /// The first time from which a poll does more than fetch: the Java client's auto-commit
-    /// inside `poll()` falls due (`SimTime::MAX` when there is none).
+    /// The first time from which a poll may do more than fetch: `fetch.max.wait.ms` before
+    /// the Java client's auto-commit inside `poll()` falls due, since a poll waiting from then
+    /// on wakes at the deadline ([`Consumer::next_wake`]) rather than at a time its cycle
+    /// repeats (`SimTime::MAX` when there is no such commit).
     pub fn loud_at(&self) -> SimTime {
+        match self.auto_commit_deadline() {
+            SimTime::MAX => SimTime::MAX,
+            due => due.saturating_sub(self.params.fetch_max_wait),
+        }
+    }
+
+    /// When the Java client's next auto-commit inside `poll()` is due (`SimTime::MAX` when
+    /// there is none).
+    pub fn auto_commit_deadline(&self) -> SimTime {
         if self.params.client == Client::Java && self.params.auto_commit() {
             self.last_auto_commit.saturating_add(self.params.auto_commit_interval)
         } else {

@@ -2,7 +2,8 @@
 //! "cooperative"`): members keep their partitions while rejoining; the leader withholds a
 //! partition that changes owner for one round (the old owner revokes it first and rejoins at
 //! once: round 2 hands it over). The rest of the member's side is shared with eager
-//! ([`super::member`]); the revocation itself is `Consumer::revoke_missing` at the assignment.
+//! ([`super::member`]); the revocation itself is `Consumer::revoke_missing` at the assignment
+//! (a Java member commits nothing there: its last commit was before its JoinGroup).
 
 use crate::consumer::{Consumer, ConsumerOutbox, RebalanceMode};
 use crate::tp_table::TpTable;

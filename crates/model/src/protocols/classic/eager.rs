@@ -6,12 +6,10 @@
 use crate::consumer::{Consumer, ConsumerNote, ConsumerOutbox, RebalanceMode, RevokeCause};
 
 impl Consumer {
-    /// AK `onJoinPrepare` (eager): commit, then revoke every owned partition.
+    /// AK `onJoinPrepare` (eager): after the commit (`Consumer::commit_before_join`), revoke
+    /// every owned partition.
     pub(crate) fn eager_revoke_before_join(&mut self, out: &mut ConsumerOutbox) {
         if self.params.mode == RebalanceMode::Eager && !self.poll_loop.owned.is_empty() {
-            if self.params.auto_commit() {
-                self.commit(self.positions(|_| true), out);
-            }
             out.note(ConsumerNote::Revoked { tps: self.owned(), cause: RevokeCause::StopTheWorld });
         }
     }

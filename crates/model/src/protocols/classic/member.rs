@@ -7,21 +7,25 @@
 //! effect at the next poll (at once when the member waits in poll). A heartbeat timer runs
 //! while the member is in a stable generation; REBALANCE_IN_PROGRESS makes the member rejoin
 //! at its next poll: eager members commit (auto-commit) and revoke everything first
-//! ([`super::eager`]), cooperative members keep consuming, then revoke what the new assignment
-//! takes away (commit first) and rejoin at once ([`super::cooperative`]).
+//! ([`super::eager`]), cooperative members commit (Java; `Consumer::commit_before_join`) and
+//! keep consuming, then revoke what the new assignment takes away (librdkafka commits it
+//! first, Java does not) and rejoin at once ([`super::cooperative`]). A Java member handles
+//! its JoinGroup response (the leader's assignment, the SyncGroup) inside poll
+//! (`Consumer::join_response_waits_for_poll`).
 //! `max.poll.interval.ms` counts from the poll that returned the batch in progress: on expiry
 //! the member sends LeaveGroup and forgets its generation, so its later commits fail and its
 //! next poll reports its partitions lost.
 
 use crate::consumer::{
     Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerTimer, LogView,
-    Phase, RebalanceMode,
+    Membership, Phase, RebalanceMode,
 };
 use crate::protocols::classic::cooperative::withhold_transfers;
 use crate::types::{
     JoinOk, LeaveReason, MemberId, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
 };
 use assignors::{GroupInput, Member};
+use scenario::Client;
 use sim_core::SimTime;
 use std::collections::BTreeSet;
 
@@ -72,8 +76,62 @@ impl Consumer {
             self.owned_generation = -1;
             out.note(ConsumerNote::Lost { tps });
         }
+        self.commit_before_join(out);
         self.eager_revoke_before_join(out);
         self.send_join(out);
+    }
+
+    /// The auto-commit before a JoinGroup. Java: before *every* JoinGroup, eager or
+    /// cooperative (AK `ConsumerCoordinator.onJoinPrepare`: `if (autoCommitEnabled && ...)
+    /// maybeAutoCommitOffsetsAsync()`, for both protocols; only the marking of partitions
+    /// pending revocation, `maybeMarkPartitionsPendingRevocation`, is eager-only). librdkafka:
+    /// only eager, whose revocation of everything commits (`rd_kafka_cgrp_revoke_all_rejoin`
+    /// -> unassign -> `rd_kafka_assignment_serve_removals`); a cooperative librdkafka member
+    /// commits what it gives up at the incremental unassign instead
+    /// (`Consumer::revoke_missing`).
+    ///
+    /// Not modeled: the Java client sends the JoinGroup only once this commit's response is
+    /// in (`onJoinPrepare` returns false until the future is done), one round trip later.
+    fn commit_before_join(&mut self, out: &mut ConsumerOutbox) {
+        let commits =
+            self.params.mode == RebalanceMode::Eager || self.params.client == Client::Java;
+        let member = self.member_id.is_some() && !self.poll_loop.owned.is_empty();
+        if commits && member && self.params.auto_commit() {
+            self.commit(self.positions(|_| true), out);
+        }
+    }
+
+    /// Whether a JoinGroup response reaching the member now waits for its next poll: a Java
+    /// member handles it only inside `poll()` (AK `AbstractCoordinator.joinGroupIfNeeded`,
+    /// run from `ensureActiveGroup` in `ConsumerCoordinator.poll`; the heartbeat thread does
+    /// no network I/O while the member is joining: `HeartbeatThread.run` disables itself while
+    /// `state.hasNotJoinedGroup()`, i.e. UNJOINED or PREPARING_REBALANCE), so a member busy
+    /// with a batch (or stalled) leaves the leader's assignment and the SyncGroup until its
+    /// next poll. A member waiting in poll handles it at once (`pollForFetches` polls the
+    /// network), and so does one waiting for a synchronous commit (`commitSync` polls it too).
+    /// librdkafka's main thread serves the coordinator independently of the application's poll
+    /// (`rd_kafka_cgrp_handle_JoinGroup` -> the leader's Metadata request ->
+    /// `rd_kafka_cgrp_assignor_handle_Metadata_op` -> `rd_kafka_cgrp_assignor_run` -> SyncGroup,
+    /// `rdkafka_cgrp.c`): at once (the leader's Metadata round trip is not modeled).
+    pub(crate) fn join_response_waits_for_poll(&self) -> bool {
+        self.params.client == Client::Java
+            && matches!(self.membership, Membership::Classic)
+            && self.poll_loop.in_batch()
+    }
+
+    /// The JoinGroup response handled (AK `JoinGroupResponseHandler`): a generation joined, or
+    /// an error that resets the member while it was joining.
+    pub(crate) fn on_join_response<L: LogView + ?Sized>(
+        &mut self,
+        response: Result<JoinOk, ProtocolError>,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
+        match response {
+            Ok(join) => self.on_join_ok(join, env, out),
+            Err(_) if self.phase == Phase::Joining => self.reset_generation(out),
+            Err(_) => {}
+        }
     }
 
     pub(crate) fn on_join_ok<L: LogView + ?Sized>(
@@ -179,6 +237,7 @@ impl Consumer {
         self.phase = Phase::Unjoined;
         self.rejoin_needed = true;
         self.pending = None;
+        self.pending_join = None;
         out.cancel(ConsumerTimer::Heartbeat);
     }
 
@@ -197,6 +256,8 @@ impl Consumer {
         let revoked_now = self.revoke_missing(&assigned, out);
         self.take_new(now, sync.committed, env, out);
         self.owned_generation = sync.generation;
+        // `onJoinComplete`: "Reschedule the auto commit starting from now".
+        self.restart_auto_commit_timer(now);
         if revoked_now {
             self.rejoin_needed = true;
         }

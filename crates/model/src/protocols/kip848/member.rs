@@ -170,6 +170,7 @@ impl Consumer {
         // Revocations commit with the current epoch, before it changes.
         let revoked = self.revoke_missing(&assigned, out);
         let added = self.take_new(now, ok.committed, env, out);
+        self.restart_auto_commit_timer_if(now, revoked || added);
         let epoch_changed = ok.member_epoch != self.generation;
         self.generation = ok.member_epoch;
         self.owned_generation = ok.member_epoch;
