@@ -1522,6 +1522,30 @@ pub(crate) mod tests {
         assert!(rig.consumer.owned().is_empty());
     }
 
+    /// Issue 25 item 6b (AK `AbstractCoordinator.HeartbeatResponseHandler`): a heartbeat
+    /// answered ILLEGAL_GENERATION keeps the member id, UNKNOWN_MEMBER_ID clears it; either
+    /// way the generation is reset and the partitions are lost (`onJoinPrepare`: no
+    /// generation), so the rejoin reports none and commits nothing.
+    #[test]
+    fn illegal_generation_keeps_the_member_id_unknown_member_clears_it() {
+        for (error, kept) in [
+            (ProtocolError::IllegalGeneration, Some("c0-0".to_string())),
+            (ProtocolError::UnknownMemberId, None),
+        ] {
+            let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+            rig.stable(vec![tp(0), tp(1)]);
+            let out = rig.step(t(3006), ConsumerInput::Message(ToMember::Heartbeat(Some(error))));
+            let join = out.sends.iter().find_map(|m| match m {
+                ToCoordinator::Join { member_id, owned, .. } => Some((member_id, owned)),
+                _ => None,
+            });
+            assert_eq!(join, Some((&kept, &Vec::new())), "{error:?}: {:?}", out.sends);
+            assert!(!out.sends.iter().any(|m| matches!(m, ToCoordinator::Commit { .. })));
+            let lost = ConsumerNote::Lost { tps: vec![tp(0), tp(1)] };
+            assert!(out.notes.contains(&lost), "{error:?}: {:?}", out.notes);
+        }
+    }
+
     /// Drives a cooperative member (leader `c1-1`, max.poll.records 10,000) through a
     /// rebalance whose round 1 takes t-1 away: the sends at the rejoin of 3.006 s and at the
     /// round-1 assignment of 3.010 s, and the notes of the latter.

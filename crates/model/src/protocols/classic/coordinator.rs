@@ -308,6 +308,10 @@ impl ClassicCoordinator {
         out: &mut CoordOutbox,
     ) {
         let (slot, is_new) = match member_id.map(|id| self.members.find(&id)) {
+            Some(Some(slot)) if self.rejoin_keeps_generation(slot, &req) => {
+                self.answer_join_of_current_generation(slot, out);
+                return;
+            }
             Some(Some(slot)) => (slot, false),
             Some(None) => {
                 out.send((req.conn, ToMember::Join(Err(ProtocolError::UnknownMemberId))));
@@ -349,6 +353,52 @@ impl ClassicCoordinator {
         }
         member.awaiting_join = true;
         self.maybe_complete_join(now, out);
+    }
+
+    /// Whether the JoinGroup of the known member in `slot` just gets the current generation
+    /// back, with no rebalance (AK `GroupMetadataManager.classicGroupJoinExistingMember`):
+    /// in CompletingRebalance when its metadata is unchanged (it lost its JoinGroup
+    /// response), in Stable when it is a follower and its metadata is unchanged (a leader's
+    /// rejoin always rebalances: it may have seen topic metadata change). The model's
+    /// subscription metadata is the owned partitions and their generation (Java
+    /// `ConsumerCoordinator.metadata` serializes both into every subscription; the topics
+    /// never change), so `ClassicGroupMember.matches` compares those with the last join's.
+    fn rejoin_keeps_generation(&self, slot: Slot, req: &JoinRequest) -> bool {
+        let m = &self.members[slot];
+        let matches = m.owned == req.owned && m.owned_generation == req.owned_generation;
+        match self.state {
+            GroupState::CompletingRebalance => matches,
+            GroupState::Stable => matches && self.leader != Some(slot),
+            GroupState::Empty | GroupState::PreparingRebalance => false,
+        }
+    }
+
+    /// The JoinGroup response of the current generation for the member in `slot` (every
+    /// member's metadata if it leads); it then syncs and gets its current assignment.
+    fn answer_join_of_current_generation(&mut self, slot: Slot, out: &mut CoordOutbox) {
+        let leader = self.leader.expect("a formed generation has a leader");
+        let members = if slot == leader { self.join_metas() } else { Vec::new() };
+        let leader_id = self.members[leader].id.clone();
+        let generation = self.generation;
+        let m = &mut self.members[slot];
+        let ok = JoinOk { member_id: m.id.clone(), generation, leader: leader_id, members };
+        out.send((m.conn, ToMember::Join(Ok(ok))));
+        m.awaiting_join = false;
+        m.awaiting_sync = true;
+        m.sync_sent = false;
+    }
+
+    /// Every member's JoinGroup metadata, for the leader's JoinGroup response.
+    fn join_metas(&self) -> Vec<JoinMeta> {
+        self.members
+            .iter()
+            .map(|(_, m)| JoinMeta {
+                member_id: m.id.clone(),
+                owned: m.owned.clone(),
+                owned_generation: m.owned_generation,
+                group_instance_id: m.instance_id.clone(),
+            })
+            .collect()
     }
 
     /// Adds the joining process as a new member: its id is fresh.
@@ -454,16 +504,7 @@ impl ClassicCoordinator {
         self.state = GroupState::CompletingRebalance;
         let leader = self.choose_leader();
         let leader_id = self.members[leader].id.clone();
-        let metas: Vec<JoinMeta> = self
-            .members
-            .iter()
-            .map(|(_, m)| JoinMeta {
-                member_id: m.id.clone(),
-                owned: m.owned.clone(),
-                owned_generation: m.owned_generation,
-                group_instance_id: m.instance_id.clone(),
-            })
-            .collect();
+        let metas = self.join_metas();
         let generation = self.generation;
         let mut conns = Vec::with_capacity(self.members.len());
         self.members.for_each_mut(|slot, m| {
@@ -960,6 +1001,46 @@ mod tests {
             _ => None,
         });
         assert_eq!(follower_members, Some(("c0-0".to_string(), 0)));
+    }
+
+    /// Issue 25 item 6a (AK `classicGroupJoinExistingMember`, STABLE): a follower that
+    /// rejoins with the metadata of its last join gets generation 1 back, no rebalance; with
+    /// changed metadata, or as the leader, it starts one.
+    #[test]
+    fn follower_rejoin_with_unchanged_metadata_keeps_the_generation() {
+        let mut c = stable_pair();
+        // c1 joined generation 1 with owned [] at generation -1 and sends that again.
+        let out = step(&mut c, t(10), join(1, Some("c1-1"), vec![]));
+        assert!(out.notes.is_empty(), "no rebalance: {:?}", out.notes);
+        assert_eq!(c.state(), GroupState::Stable);
+        let ok = JoinOk {
+            member_id: "c1-1".into(),
+            generation: 1,
+            leader: "c0-0".into(),
+            members: Vec::new(),
+        };
+        assert_eq!(out.sends, vec![(conn(1), ToMember::Join(Ok(ok)))]);
+        // Its SyncGroup gets its part of generation 1 at once.
+        let sync = ToCoordinator::Sync {
+            conn: conn(1),
+            member_id: "c1-1".into(),
+            generation: 1,
+            assignment: None,
+        };
+        let out = step(&mut c, t(11), CoordInput::Message(sync));
+        let assigned = out.sends.iter().find_map(|(to, m)| match m {
+            ToMember::Sync(Ok(ok)) if *to == conn(1) => Some((ok.generation, ok.assigned.clone())),
+            _ => None,
+        });
+        assert_eq!(assigned, Some((1, vec![tp(1)])));
+        // Changed metadata (it now owns t-1): a rebalance.
+        let mut changed = c.clone();
+        let out = step(&mut changed, t(12), join(1, Some("c1-1"), vec![tp(1)]));
+        assert_eq!(out.notes, vec![CoordNote::Prepare { trigger: "rejoin" }]);
+        // The leader with unchanged metadata: a rebalance too.
+        let out = step(&mut c, t(12), join(0, Some("c0-0"), vec![]));
+        assert_eq!(out.notes, vec![CoordNote::Prepare { trigger: "rejoin" }]);
+        assert_eq!(c.state(), GroupState::PreparingRebalance);
     }
 
     #[test]

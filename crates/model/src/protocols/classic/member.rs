@@ -70,7 +70,8 @@ impl Consumer {
 
     /// AK `onJoinPrepare`, then JoinGroup.
     fn prepare_join(&mut self, out: &mut ConsumerOutbox) {
-        if self.member_id.is_none() && !self.poll_loop.owned.is_empty() {
+        // AK `ConsumerCoordinator.onJoinPrepare`: no generation or no member id: lost.
+        if (self.generation == -1 || self.member_id.is_none()) && !self.poll_loop.owned.is_empty() {
             let tps = self.owned();
             self.poll_loop.owned.clear();
             self.owned_generation = -1;
@@ -215,7 +216,11 @@ impl Consumer {
             self.rejoin_needed = true;
             self.maybe_background_rejoin(out);
         } else {
+            // AK `AbstractCoordinator.HeartbeatResponseHandler`: ILLEGAL_GENERATION keeps the
+            // member id (`resetStateOnResponseError(.., error != ILLEGAL_GENERATION)`).
+            let kept = self.member_id.take().filter(|_| e == ProtocolError::IllegalGeneration);
             self.reset_generation(out);
+            self.member_id = kept;
         }
     }
 
@@ -227,7 +232,11 @@ impl Consumer {
             self.rejoin_needed = true;
             self.maybe_background_rejoin(out);
         } else {
+            // AK `AbstractCoordinator.HeartbeatResponseHandler`: ILLEGAL_GENERATION keeps the
+            // member id (`resetStateOnResponseError(.., error != ILLEGAL_GENERATION)`).
+            let kept = self.member_id.take().filter(|_| e == ProtocolError::IllegalGeneration);
             self.reset_generation(out);
+            self.member_id = kept;
         }
     }
 
