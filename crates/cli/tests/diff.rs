@@ -35,7 +35,7 @@ fn two_configs_and_their_run_folders_give_the_same_diff() {
     assert!(text.contains("0 changed inputs"), "{text}");
     let csv = std::fs::read_to_string(dir.path().join("d/diff.csv")).unwrap();
     assert!(csv.starts_with("row,metric,before,after,change,verdict\n"));
-    assert_eq!(csv.lines().count(), 21, "a header and 20 metrics");
+    assert_eq!(csv.lines().count(), 25, "a header and 24 metrics");
     assert!(dir.path().join("d/diff.png").is_file());
     for (name, file) in [("fold-a", "a.toml"), ("fold-b", "b.toml")] {
         let o = sim(dir.path(), &["run", file, "--out", name]);
