@@ -7,9 +7,8 @@
 //! response carries the member's epoch and the partitions it may own now. The member
 //! reconciles in the background (no rebalance listener is modeled, so no poll is needed):
 //! partitions no longer assigned are revoked at once (auto-commit first, with the old
-//! epoch), new partitions start at their committed offsets, and any such change is
-//! acknowledged by an immediate heartbeat reporting the owned partitions (AK state
-//! ACKNOWLEDGING, for revocations and additions alike). Heartbeats follow
+//! epoch) and acknowledged by an immediate heartbeat reporting the owned partitions (AK
+//! state ACKNOWLEDGING); new partitions start at their committed offsets. Heartbeats follow
 //! every `group.consumer.heartbeat.interval.ms` (sent by the broker in the response) from
 //! the last one sent. FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID drop the partitions
 //! (onPartitionsLost) and rejoin with epoch 0.
@@ -152,7 +151,7 @@ impl Consumer {
             && ok.committed.iter().all(|(tp, _)| self.poll_loop.owned.contains_key(tp))
     }
 
-    /// Applies the assignment of a response; acknowledges any change of partitions at once.
+    /// Applies the assignment of a response; acknowledges a revocation at once.
     fn reconcile<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
@@ -179,15 +178,7 @@ impl Consumer {
             let (owned, generation) = (self.owned(), ok.member_epoch);
             out.note(ConsumerNote::Assigned { owned, generation, rejoining: !ok.stable });
         }
-        // Any completed reconciliation (revoked or added partitions) is acknowledged by an
-        // immediate heartbeat reporting the owned partitions: AK
-        // `AbstractMembershipManager.revokeAndAssign` transitions to ACKNOWLEDGING once the
-        // assignment is applied, and `shouldHeartbeatNow` (ACKNOWLEDGING) makes
-        // `ConsumerHeartbeatRequestManager.poll` send at once; librdkafka
-        // `rd_kafka_cgrp_consumer_assignment_done` calls
-        // `rd_kafka_cgrp_consumer_expedite_next_heartbeat` likewise. An epoch that changes
-        // alone is no new assignment (`maybeReconcile`: target already reconciled): no ack.
-        if revoked || added {
+        if revoked {
             self.send_cg(now, self.generation, Some(self.owned()), None, out);
         }
     }
