@@ -1629,7 +1629,7 @@ pub(crate) mod tests {
         let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
         let out = rig.stable(vec![tp(0), tp(1)]);
         assert_eq!(rig.consumer.auto_commit_deadline(), t(5004));
-        assert_eq!(rig.consumer.loud_at(), t(4504));
+        assert_eq!(rig.consumer.loud_at(), t(5004));
         assert_eq!(rig.commit_times_until(&out, t(12_000)), vec![t(5004), t(10_004)]);
     }
 

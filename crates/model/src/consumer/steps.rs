@@ -30,15 +30,13 @@ impl Consumer {
             && self.poll_loop.poll_step().is_some()
     }
 
-    /// The first time from which a poll may do more than fetch: `fetch.max.wait.ms` before
-    /// the Java client's auto-commit inside `poll()` falls due, since a poll waiting from then
-    /// on wakes at the deadline ([`Consumer::next_wake`]) rather than at a time its cycle
-    /// repeats (`SimTime::MAX` when there is no such commit).
+    /// The first time at which a poll-loop step does more than fetch: the Java client's
+    /// auto-commit inside `poll()` falls due (`SimTime::MAX` when there is no such commit).
+    /// A poll waiting before it wakes no later than it ([`Consumer::next_wake`]), so fast
+    /// stepping's jumps also end at the last step whose successor is due by then
+    /// (`world/stepper/cycle.rs`, `Cycle::steps_within`).
     pub fn loud_at(&self) -> SimTime {
-        match self.auto_commit_deadline() {
-            SimTime::MAX => SimTime::MAX,
-            due => due.saturating_sub(self.params.fetch_max_wait),
-        }
+        self.auto_commit_deadline()
     }
 
     /// When the Java client's next auto-commit inside `poll()` is due (`SimTime::MAX` when

@@ -309,24 +309,38 @@ impl Cycle {
         Some((q, poll_loop.shift_since(base, base.last_poll())))
     }
 
-    /// How many steps from phase `q` fit in `bound` (at most [`MAX_JUMP_PERIODS`] periods).
-    /// Step `k n` (the last of the `k`-th period) is due at `last + (k - 1) period`, where
-    /// `last` is the time of step `n`: whole periods in closed form, then single steps.
+    /// How many steps from phase `q` fit in `bound` (at most [`MAX_JUMP_PERIODS`] periods):
+    /// those due before its limit whose successor is due by `bound.loud`, since a poll waiting
+    /// before the Java auto-commit deadline wakes no later than it (`Consumer::next_wake`),
+    /// which the recorded cycle does not know. The step cut short is run by the member.
     fn steps_within(&self, q: usize, shift: &LoopShift, bound: Bound) -> u64 {
+        let within = self.steps_before(q, shift, bound.limit());
+        if bound.loud == SimTime::MAX {
+            return within;
+        }
+        let followed =
+            self.steps_before(q, shift, bound.loud.saturating_add(SimTime::from_nanos(1)));
+        within.min(followed.saturating_sub(1))
+    }
+
+    /// How many steps from phase `q` are due before `limit` (at most [`MAX_JUMP_PERIODS`]
+    /// periods). Step `k n` (the last of the `k`-th period) is due at `last + (k - 1) period`,
+    /// where `last` is the time of step `n`: whole periods in closed form, then single steps.
+    fn steps_before(&self, q: usize, shift: &LoopShift, limit: SimTime) -> u64 {
         let n = self.len() as u64;
-        if !bound.admits(self.step_time(q, 1, shift)) {
+        if self.step_time(q, 1, shift) >= limit {
             return 0;
         }
         let last = self.step_time(q, n, shift).as_nanos();
-        let limit = bound.limit().as_nanos();
+        let limit_ns = limit.as_nanos();
         let period = self.period.time.as_nanos();
-        let periods = match (last < limit, period) {
+        let periods = match (last < limit_ns, period) {
             (false, _) => 0,
             (true, 0) => MAX_JUMP_PERIODS,
-            (true, period) => ((limit - 1 - last) / period + 1).min(MAX_JUMP_PERIODS),
+            (true, period) => ((limit_ns - 1 - last) / period + 1).min(MAX_JUMP_PERIODS),
         };
         let mut m = periods * n;
-        while m < periods * n + n && bound.admits(self.step_time(q, m + 1, shift)) {
+        while m < periods * n + n && self.step_time(q, m + 1, shift) < limit {
             m += 1;
         }
         m

@@ -168,6 +168,12 @@ impl World<'_, Fast> {
             ran = true;
             if recorder.is_some() {
                 let Some(next) = self.stepper.slots[slot].lazy else { break };
+                if !self.step_stays_quiet(slot, next.at) {
+                    // The step may have been cut short by the auto-commit deadline (a waiting
+                    // poll wakes at it): a cycle may hold only steps that repeat without it.
+                    self.end_recording(slot, recorder.take());
+                    break;
+                }
                 match self.signature(slot, next) {
                     Some(signature) => {
                         let snap = self.snapshot(slot, processed);
