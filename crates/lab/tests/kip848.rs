@@ -7,12 +7,15 @@
 //! - broker defaults `group.consumer.heartbeat.interval.ms` = 5 s, session 45 s;
 //! - start: c0, c1 (, c2) send their join heartbeats at 0 (arrive 1 ms, in name order). Each
 //!   join bumps the group epoch; the first member gets every partition at once, the later
-//!   ones wait for them (UNRELEASED_PARTITIONS). Join responses arrive at 2 ms, and every
-//!   member heartbeats 5 s later (5.002 s, arriving 5.003). c0 then revokes what the target
-//!   takes away (response 5.004) and acknowledges at once (arrives 5.005): it heartbeats
-//!   every 5 s from that send (10.004, 15.004, ...). c1 (c2) heartbeated at 5.002, before the
-//!   acknowledgement, so it gets its partitions at its next heartbeat (10.002, response
-//!   10.004) and heartbeats at 15.002, 20.002, ... afterwards.
+//!   ones wait for them (UNRELEASED_PARTITIONS). Join responses arrive at 2 ms. c0 takes
+//!   every partition and acknowledges at once (issue 25 item 4: any completed reconciliation
+//!   is acknowledged; arrives 3 ms): the response (4 ms) revokes what the target takes away,
+//!   which c0 acknowledges at once (sent 4 ms, arrives 5 ms): it heartbeats every 5 s from
+//!   that send (5.004, 10.004, ...). c1 (c2) heartbeats 5 s after its join response (5.002,
+//!   arriving 5.003, the partitions free since 5 ms): it gets them at the response (5.004, the
+//!   end of the start) and acknowledges at once, so it too heartbeats at 10.004, 15.004, ...
+//!   (Before item 4 c0 kept the 4 partitions until its heartbeat of 5.002 and the others got
+//!   theirs at 10.004: two heartbeat intervals.)
 
 mod support;
 
@@ -79,28 +82,28 @@ fn scale_out_moves_three_partitions_without_stopping_the_world() {
         let r = run(&s, protocol);
         let sum = r.summary.as_ref().unwrap();
         assert_eq!(r.rebalances.len(), 2, "{protocol}");
-        // Initial: c0 holds all 12 at 2 ms and revokes 8 at 5.004 s; c1 and c2 get 4 each at
-        // their heartbeats of 10.002 (responses 10.004 s, the end of the first rebalance).
-        close(r.rebalances[0].end_s, 10.004, protocol);
+        // Initial: c0 holds all 12 at 2 ms and revokes 8 at 4 ms; c1 and c2 get 4 each at
+        // their heartbeats of 5.002 (responses 5.004 s, the end of the first rebalance).
+        close(r.rebalances[0].end_s, 5.004, protocol);
         // c3's join arrives at 20.001 s: epoch 4; the sticky target 4/4/4 -> 3/3/3/3 takes one
         // partition from each of c0, c1, c2.
         let reb = &r.rebalances[1];
         assert_eq!(reb.trigger, "join", "{protocol}");
         assert_eq!((reb.rounds, reb.members, reb.partitions_moved), (1, 4, 3), "{protocol}");
         close(reb.start_s, 20.001, protocol);
-        // c1 and c2 heartbeat at 20.002 (arrive 20.003): each revokes one partition at the
-        // response (20.004) and acknowledges at once (arrives 20.005). c0 heartbeats at
-        // 20.004 (arrives 20.005): it revokes at 20.006, acknowledges (arrives 20.007). c3
-        // joined at 20.000 (response 20.002), so its next heartbeat is 25.002 (arrives
-        // 25.003): it gets the 3 freed partitions at 25.004, the end of the rebalance.
+        // c0, c1 and c2 all heartbeat at 20.004 (arrive 20.005): each revokes one partition
+        // at the response (20.006) and acknowledges at once (arrives 20.007). c3 joined at
+        // 20.000 (response 20.002), so its next heartbeat is 25.002 (arrives 25.003): it
+        // gets the 3 freed partitions at 25.004, the end of the rebalance.
         close(reb.end_s, 25.004, protocol);
-        // Down: c1's and c2's partitions from their record of 20.004 s (offset 5000, not yet
-        // fetched at the revocation) to 25.004 = 5.000 s each; c0 fetched that record at
-        // 20.005, so its partition waits from offset 5001 (20.008) to 25.004 = 4.996 s.
+        // Down: each moved partition's record of 20.004 s (offset 5000) was fetched at
+        // 20.005, before the revocation of 20.006, so it waits from offset 5001 (20.008) to
+        // 25.004 = 4.996 s, three times
         // = revoke + acknowledgement + the new owner's heartbeat (up to one interval).
-        // Plus the start: the 8 partitions c0 revokes at 5.004 s wait from their record of
-        // 5.004 (offset 1250, not yet fetched) to 10.004: 8 x 5.000 s.
-        close(sum.downtime_partition_s, 8.0 * 5.0 + 5.0 + 5.0 + 4.996, protocol);
+        // Plus the start: the 8 partitions c0 revokes at 4 ms wait from their first record
+        // (offset 0, arriving 4 ms, not fetched at the revocation of 4 ms) to 5.004: 8 x
+        // 5.000 s.
+        close(sum.downtime_partition_s, 8.0 * 5.0 + 3.0 * 4.996, protocol);
         close(sum.downtime_episode_ms_max, 5000.0, protocol);
         // The 9 partitions that stay are never paused: no stop-the-world after the start.
         let late_stw: Vec<f64> =
@@ -117,20 +120,21 @@ fn crash_without_restart_waits_for_the_session_timeout() {
     let s = scenario("90s", "[[event]]\nat = \"30.505s\"\nkind = \"crash\"\nmember = \"c1\"\n");
     let r = run(&s, "consumer:uniform");
     let sum = r.summary.as_ref().unwrap();
-    // c1's last heartbeat: sent 30.002, arrived 30.003 s: its session expires at 75.003 s
-    // (epoch bump, rebalance start). c0's next heartbeat is 75.004 (arrives 75.005): it gets
-    // c1's 2 partitions at 75.006 s, the end.
+    // c1's last heartbeat: sent 30.004, arrived 30.005 s: its session expires at 75.005 s
+    // (epoch bump, rebalance start). c0's heartbeat of 75.004 arrives at 75.005, after the
+    // expiry (armed at 30.005, earlier than the heartbeat's send): it gets c1's 2 partitions
+    // at 75.006 s, the end.
     let reb = &r.rebalances[1];
     assert_eq!(reb.trigger, "session-expiry");
-    close(reb.start_s, 75.003, "start");
+    close(reb.start_s, 75.005, "start");
     close(reb.end_s, 75.006, "end");
     assert_eq!((reb.members, reb.partitions_moved), (1, 2));
     // c1 consumed the record of 30.500 at 30.501; the next arrives at 30.510: down until
     // 75.006 = 44.496 s = 45 - (30.505 - 30.003) + (75.006 - 75.003) - (30.510 - 30.505).
-    // Plus the start: c0 revokes c1's 2 partitions at 5.004 s; they wait from their record
-    // of 5.010 to c1's response of 10.004: 2 x 4.994 s.
+    // Plus the start: c0 revokes c1's 2 partitions at 4 ms; they wait from their first record
+    // (0.010) to c1's response of 5.004: 2 x 4.994 s.
     close(sum.downtime_partition_s, 2.0 * 44.496 + 2.0 * 4.994, "downtime");
-    // c1 auto-committed at its polls of 10.004 (its first), 15.011, ..., 30.011 s (position
+    // c1 auto-committed at its polls after each 5 s deadline, the last at 30.011 s (position
     // 3000: offsets up to 2999 arrived by 30.000); it consumed up to 3049 (30.500): c0 reads
     // 3000..=3049 again on both partitions.
     assert_eq!(sum.records_reprocessed, 100);
@@ -212,8 +216,8 @@ fn max_poll_expiry_java_leaves_at_once_librdkafka_at_next_poll() {
     // c1's stall ends at 40.502: it rejoins (arrives 40.503) - the third rebalance.
     close(java.rebalances[2].start_s, 40.503, "java rejoin");
 
-    // librdkafka: no leave at 26.0 (the 500 ms grid), heartbeats stop; its last one (25.002,
-    // arrived 25.003) keeps the session until 70.003, after the stall. At its poll of 40.502
+    // librdkafka: no leave at 26.0 (the 500 ms grid), heartbeats stop; its last one (25.004,
+    // arrived 25.005) keeps the session until 70.005, after the stall. At its poll of 40.502
     // it sends its leave and its join (both arrive 40.503: one rebalance). The leave frees
     // its 2 partitions and the join's target gives them straight back (response 40.504);
     // c0's epoch catches up at its heartbeat of 45.004 (response 45.006 s, the end).
@@ -264,4 +268,93 @@ fn unacknowledged_revocation_is_fenced() {
         .collect();
     assert_eq!(released.len(), 3, "{released:?}");
     assert!(released.iter().all(|t| (*t - 30.005).abs() < 1e-9), "{released:?}");
+}
+
+/// Records every ConsumerGroupHeartbeat request the coordinator receives: (time, sender
+/// name, member epoch, owned partitions reported), from the event descriptions.
+struct HeartbeatLog(Vec<(f64, String, i32, Option<usize>)>);
+
+impl model::Probe for HeartbeatLog {
+    fn wants_events(&self) -> bool {
+        true
+    }
+    fn before_event(&mut self, now: sim_core::SimTime, event: &dyn std::fmt::Debug) {
+        let text = format!("{event:?}");
+        if !text.contains("ConsumerHeartbeat(CgHeartbeat") {
+            return;
+        }
+        let field = |key: &str| {
+            let from = text.find(key).expect("field") + key.len();
+            text[from..].split([',', ' ', '}']).next().unwrap().trim_matches('"').to_string()
+        };
+        let owned = text.find("owned: Some([").map(|from| {
+            let list = &text[from + 13..];
+            let list = &list[..list.find(']').unwrap()];
+            list.matches("Tp").count()
+        });
+        let epoch = field("member_epoch: ").parse().unwrap();
+        self.0.push((now.as_secs_f64(), field("name: "), epoch, owned));
+    }
+    fn after_event(&mut self, _: &model::WorldView<'_, '_>) -> bool {
+        true
+    }
+}
+
+/// Issue 25 item 4: a start of 3 spreads its partitions in one heartbeat interval, because
+/// an assignment that only adds partitions is acknowledged at once (AK
+/// `AbstractMembershipManager.revokeAndAssign` -> ACKNOWLEDGING, `shouldHeartbeatNow`).
+/// 6 partitions, uniform (2/2/2), Java and librdkafka alike.
+#[test]
+fn start_of_three_acknowledges_added_partitions_at_once() {
+    let mut s = scenario("12s", "");
+    s.topics[0].partitions = 6;
+    s.group.members = 3;
+    // Arrivals at the coordinator (sent 1 ms earlier), (member, epoch, owned reported):
+    // - 0.001: the three joins (epoch 0, owned []), in name order: group epochs 1, 2, 3; c0's
+    //   target at epoch 1 is all 6; c1 and c2 are given epochs 2 and 3 and nothing (every
+    //   partition is c0's).
+    // - 0.003: c0 took its 6 at the response of 0.002 and acknowledges (epoch 1, 6 owned);
+    //   the response (0.004) keeps epoch 1 and takes 4 away (target 2/2/2).
+    // - 0.005: c0 revoked them and acknowledges (epoch 1, 2 owned): it reaches epoch 3, the
+    //   4 partitions are free.
+    // - 5.003: c1 and c2 heartbeat 5 s after their join responses (0.002), at the epochs
+    //   those gave (2 and 3), owned not sent (unchanged); each gets its 2 at 5.004.
+    // - 5.005: c0's heartbeat (5 s after its send of 0.004, epoch 3) and c1's and c2's
+    //   acknowledgements of 5.004 (epoch 3, 2 owned each), in the order sent.
+    // - 10.005: every member, 5 s after its last send. Nothing else until the end (12 s).
+    let expected: Vec<(f64, &str, i32, Option<usize>)> = vec![
+        (0.001, "c0", 0, Some(0)),
+        (0.001, "c1", 0, Some(0)),
+        (0.001, "c2", 0, Some(0)),
+        (0.003, "c0", 1, Some(6)),
+        (0.005, "c0", 1, Some(2)),
+        (5.003, "c1", 2, None),
+        (5.003, "c2", 3, None),
+        (5.005, "c0", 3, None),
+        (5.005, "c1", 3, Some(2)),
+        (5.005, "c2", 3, Some(2)),
+        (10.005, "c0", 3, None),
+        (10.005, "c1", 3, None),
+        (10.005, "c2", 3, None),
+    ];
+    for client in [scenario::Client::Java, scenario::Client::Librdkafka] {
+        s.consumer.client = client;
+        let mut log = HeartbeatLog(Vec::new());
+        let mut sink: Vec<model::Observation> = Vec::new();
+        model::simulate_probed(&s, spec("consumer:uniform"), s.seed, &mut sink, &mut log);
+        let got: Vec<(f64, &str, i32, Option<usize>)> =
+            log.0.iter().map(|(t, n, e, o)| (*t, n.as_str(), *e, *o)).collect();
+        assert_eq!(got.len(), expected.len(), "{client:?}: {got:?}");
+        for (g, e) in got.iter().zip(&expected) {
+            close(g.0, e.0, &format!("{client:?} {g:?}"));
+            assert_eq!((g.1, g.2, g.3), (e.1, e.2, e.3), "{client:?} at {}", e.0);
+        }
+        // The start is one rebalance, from the first join (0.001) to c1's and c2's
+        // responses of 5.004 s: 5.003 s (two heartbeat intervals, 10.003 s, before item 4).
+        let r = run(&s, "consumer:uniform");
+        let reb = &r.rebalances[0];
+        close(reb.start_s, 0.001, "start");
+        close(reb.end_s, 5.004, "end");
+        close(reb.duration_ms, 5003.0, "duration");
+    }
 }

@@ -1302,7 +1302,7 @@ fn linear_times<L: LogView + ?Sized>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::types::{JoinMeta, JoinOk, LeaveReason, ProtocolError};
+    use crate::types::{CgHeartbeatOk, JoinMeta, JoinOk, LeaveReason, ProtocolError};
     use sim_core::RngStreams;
 
     /// Every partition holds one record per 10 ms: offset k arrives at (k + 1) * 10 ms.
@@ -1725,5 +1725,65 @@ pub(crate) mod tests {
         assert!(out.notes.contains(&ConsumerNote::Commit { ok: false }));
         assert!(out.notes.contains(&ConsumerNote::Lost { tps: vec![tp(0)] }));
         assert!(matches!(out.sends.as_slice(), [ToCoordinator::Join { member_id: None, .. }]));
+    }
+
+    /// A KIP-848 response to a membership the member gave up is dropped (the Java client has
+    /// one heartbeat in flight at a time, so it never sees one: `answers_current_membership`).
+    /// c0 joins at 0 and gets t-0 as c0-1 at 2 ms, acknowledging it at once (issue 25 item
+    /// 4); a response naming another id at 3 ms changes nothing; fenced at 4 ms, it drops t-0
+    /// and joins again; the answer to its 2 ms acknowledgement (still c0-1) comes at 5 ms and is
+    /// dropped, so the join's answer at 6 ms (c0-2, t-1) is the membership it takes.
+    #[test]
+    fn kip848_drops_a_response_of_an_old_membership() {
+        let mut rig = Rig::new(RebalanceMode::Consumer, AssignorName::Range);
+        let joins = |out: &ConsumerOutbox| {
+            out.sends
+                .iter()
+                .filter(
+                    |m| matches!(m, ToCoordinator::ConsumerHeartbeat(hb) if hb.member_epoch == 0),
+                )
+                .count()
+        };
+        let ok = |id: &str, epoch: i32, p: u32| {
+            let (assigned, committed) = (vec![tp(p)], vec![(tp(p), Some(0))]);
+            let heartbeat_interval = t(5000);
+            let member_id = id.to_string();
+            let ok = CgHeartbeatOk {
+                member_id,
+                member_epoch: epoch,
+                heartbeat_interval,
+                assigned,
+                committed,
+                stable: true,
+            };
+            ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok)))
+        };
+        assert_eq!(joins(&rig.step(t(0), ConsumerInput::Start)), 1);
+        let first = rig.step(t(2), ok("c0-1", 1, 0));
+        assert!(matches!(
+            first.sends.as_slice(),
+            [ToCoordinator::ConsumerHeartbeat(hb)] if hb.member_epoch == 1
+                && hb.owned.as_deref() == Some(&[tp(0)][..])
+        ));
+        let other = rig.step(t(3), ok("c9-9", 7, 3));
+        assert!(other.sends.is_empty() && other.notes.is_empty());
+        assert_eq!(
+            (rig.consumer.member_id.as_deref(), rig.consumer.owned()),
+            (Some("c0-1"), vec![tp(0)])
+        );
+        let fenced = ConsumerInput::Message(ToMember::ConsumerHeartbeat(Err(
+            ProtocolError::FencedMemberEpoch,
+        )));
+        let out = rig.step(t(4), fenced);
+        assert_eq!(joins(&out), 1);
+        assert!(out.notes.contains(&ConsumerNote::Lost { tps: vec![tp(0)] }));
+        let stale = rig.step(t(5), ok("c0-1", 1, 0));
+        assert!(stale.sends.is_empty() && stale.notes.is_empty());
+        assert_eq!((rig.consumer.member_id.as_deref(), rig.consumer.owned()), (None, vec![]));
+        rig.step(t(6), ok("c0-2", 2, 1));
+        assert_eq!(
+            (rig.consumer.member_id.as_deref(), rig.consumer.owned()),
+            (Some("c0-2"), vec![tp(1)])
+        );
     }
 }

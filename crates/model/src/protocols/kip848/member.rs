@@ -7,8 +7,9 @@
 //! response carries the member's epoch and the partitions it may own now. The member
 //! reconciles in the background (no rebalance listener is modeled, so no poll is needed):
 //! partitions no longer assigned are revoked at once (auto-commit first, with the old
-//! epoch) and acknowledged by an immediate heartbeat reporting the owned partitions (AK
-//! state ACKNOWLEDGING); new partitions start at their committed offsets. Heartbeats follow
+//! epoch), new partitions start at their committed offsets, and any such change is
+//! acknowledged by an immediate heartbeat reporting the owned partitions (AK state
+//! ACKNOWLEDGING, for revocations and additions alike). Heartbeats follow
 //! every `group.consumer.heartbeat.interval.ms` (sent by the broker in the response) from
 //! the last one sent. FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID drop the partitions
 //! (onPartitionsLost) and rejoin with epoch 0.
@@ -42,6 +43,9 @@ pub(crate) struct Kip848State {
     /// No join is sent before this time (a lost join is resent after the request timeout;
     /// UNRELEASED_INSTANCE_ID is retried after a backoff).
     retry_at: SimTime,
+    /// The member id given up last (a leave, a fence, a lost join): a response still carrying
+    /// it answers a heartbeat of that old membership (`Consumer::answers_current_membership`).
+    dropped_id: Option<String>,
 }
 
 /// `request.timeout.ms` (Java default): a join whose response was lost is sent again.
@@ -117,10 +121,9 @@ impl Consumer {
     ) {
         match response {
             Ok(ok) => {
-                if self.member_id.is_none() && !self.kip848_mut().joining {
-                    return; // A response to a member that left meanwhile.
+                if self.answers_current_membership(&ok) {
+                    self.reconcile(now, ok, env, out);
                 }
-                self.reconcile(now, ok, env, out);
             }
             Err(ProtocolError::UnreleasedInstanceId) => {
                 self.kip848_mut().joining = false; // Retried at a poll after the backoff.
@@ -130,6 +133,24 @@ impl Consumer {
                 if self.member_id.is_some() {
                     self.send_cg_join(now, out);
                 }
+            }
+        }
+    }
+
+    /// Whether a successful response answers the member's current membership: its member id,
+    /// or, while a join is in flight, any id but the one given up. The Java client has one
+    /// heartbeat in flight at a time (AK `AbstractHeartbeatRequestManager.poll`:
+    /// `canSendRequest`, `requestInFlight`) and ignores responses when not in the group
+    /// (`ConsumerMembershipManager.onHeartbeatSuccess`: LEAVING, `isNotInGroup`), so a
+    /// response never carries an old membership back; the model's heartbeats may overlap (an
+    /// acknowledgement while one is in flight), so it drops such a response instead of taking
+    /// the old id back beside the new one.
+    fn answers_current_membership(&mut self, ok: &CgHeartbeatOk) -> bool {
+        match &self.member_id {
+            Some(id) => *id == ok.member_id,
+            None => {
+                let state = self.kip848_mut();
+                state.joining && state.dropped_id.as_ref() != Some(&ok.member_id)
             }
         }
     }
@@ -151,7 +172,7 @@ impl Consumer {
             && ok.committed.iter().all(|(tp, _)| self.poll_loop.owned.contains_key(tp))
     }
 
-    /// Applies the assignment of a response; acknowledges a revocation at once.
+    /// Applies the assignment of a response; acknowledges any change of partitions at once.
     fn reconcile<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
@@ -178,7 +199,15 @@ impl Consumer {
             let (owned, generation) = (self.owned(), ok.member_epoch);
             out.note(ConsumerNote::Assigned { owned, generation, rejoining: !ok.stable });
         }
-        if revoked {
+        // Any completed reconciliation (revoked or added partitions) is acknowledged by an
+        // immediate heartbeat reporting the owned partitions: AK
+        // `AbstractMembershipManager.revokeAndAssign` transitions to ACKNOWLEDGING once the
+        // assignment is applied, and `shouldHeartbeatNow` (ACKNOWLEDGING) makes
+        // `ConsumerHeartbeatRequestManager.poll` send at once; librdkafka
+        // `rd_kafka_cgrp_consumer_assignment_done` calls
+        // `rd_kafka_cgrp_consumer_expedite_next_heartbeat` likewise. An epoch that changes
+        // alone is no new assignment (`maybeReconcile`: target already reconciled): no ack.
+        if revoked || added {
             self.send_cg(now, self.generation, Some(self.owned()), None, out);
         }
     }
@@ -198,7 +227,9 @@ impl Consumer {
             self.poll_loop.owned.clear();
             out.note(ConsumerNote::Lost { tps });
         }
-        self.member_id = None;
+        if let Some(id) = self.member_id.take() {
+            self.kip848_mut().dropped_id = Some(id);
+        }
         self.generation = -1;
         self.owned_generation = -1;
         self.phase = Phase::Unjoined;
