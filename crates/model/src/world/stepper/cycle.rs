@@ -587,7 +587,13 @@ impl World<'_, Fast> {
             return None;
         }
         let (cycle, q, shift) = self.kept_position(slot)?;
-        Some(cycle.record_count(q, cycle.steps_within(q, shift, bound)))
+        let m = cycle.steps_within(q, shift, bound);
+        if bound.admits(cycle.step_time(q, m + 1, shift)) {
+            // A jump would stop short of the bound (a step the auto-commit deadline may cut
+            // short, or the longest jump): that step's records are due too, so catch up.
+            return None;
+        }
+        Some(cycle.record_count(q, m))
     }
 
     /// Whether `slot`, on a known cycle, is busy with a batch once its steps due by `now`
