@@ -323,6 +323,14 @@ impl Cycle {
         within.min(followed.saturating_sub(1))
     }
 
+    /// [`Cycle::steps_within`] when one jump of them reaches the bound: `None` when the
+    /// step after them is still admitted (a step the auto-commit deadline may cut short, or
+    /// the longest jump), so that a catch-up would run more than that jump.
+    fn steps_reaching(&self, q: usize, shift: &LoopShift, bound: Bound) -> Option<u64> {
+        let m = self.steps_within(q, shift, bound);
+        (!bound.admits(self.step_time(q, m + 1, shift))).then_some(m)
+    }
+
     /// How many steps from phase `q` are due before `limit` (at most [`MAX_JUMP_PERIODS`]
     /// periods). Step `k n` (the last of the `k`-th period) is due at `last + (k - 1) period`,
     /// where `last` is the time of step `n`: whole periods in closed form, then single steps.
@@ -587,12 +595,8 @@ impl World<'_, Fast> {
             return None;
         }
         let (cycle, q, shift) = self.kept_position(slot)?;
-        let m = cycle.steps_within(q, shift, bound);
-        if bound.admits(cycle.step_time(q, m + 1, shift)) {
-            // A jump would stop short of the bound (a step the auto-commit deadline may cut
-            // short, or the longest jump): that step's records are due too, so catch up.
-            return None;
-        }
+        // A jump stopping short of the bound leaves due records uncounted: catch up instead.
+        let m = cycle.steps_reaching(q, shift, bound)?;
         Some(cycle.record_count(q, m))
     }
 
@@ -611,10 +615,7 @@ impl World<'_, Fast> {
         }
         let Some((cycle, q, shift)) = self.kept_position(slot) else { return false };
         let bound = Bound { until: now, inclusive: true, loud };
-        let m = cycle.steps_within(q, shift, bound);
-        if bound.admits(cycle.step_time(q, m + 1, shift)) {
-            return false; // The jump would stop short of `now`.
-        }
+        let Some(m) = cycle.steps_reaching(q, shift, bound) else { return false };
         let phase = (q as u64 + m) % cycle.len() as u64;
         matches!(cycle.snaps[phase as usize].next.timer, ConsumerTimer::BatchDone { .. })
     }
