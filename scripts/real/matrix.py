@@ -47,6 +47,11 @@ SCENARIOS = {
     "gc-pause": HERE / "scenarios/gc-pause.toml",
     "scale-out": HERE / "scenarios/scale-out.toml",
 }
+# Run only when named with --only (not part of the 216-cell matrix): issue 26's phase case, a
+# join at 60 s into a group with 1 s heartbeats, repeated to measure the real spread.
+EXTRA = {
+    "scale-out-60s": ROOT / "sims/real/scale-out-60s.toml",
+}
 DECIDING = ["eager:range", "cooperative:cooperative-sticky"]
 OTHERS = ["eager:range+static", "consumer:uniform"]
 CLIENTS = ["java", "librdkafka"]
@@ -93,22 +98,24 @@ def duration_s(text: str) -> float:
     return float(m.group(1)) * (60.0 if m.group(2) == "m" else 1.0)
 
 
-def cells(reps: int, only: list[str]) -> list[tuple[int, str, str, str]]:
-    """(rep, client, scenario, protocol) in run order."""
-    names = [s for s in SCENARIOS if not only or s in only]
+def cells(
+    reps: int, only: list[str], clients: list[str] | None = None, protocols_only: list[str] | None = None
+) -> list[tuple[int, str, str, str]]:
+    """(rep, client, scenario, protocol) in run order (--client / --protocol narrow it)."""
+    names = [s for s in SCENARIOS if not only or s in only] + [s for s in EXTRA if s in only]
     out = []
     for rep in range(1, reps + 1):
         for protocols in (DECIDING, OTHERS):
-            for client in CLIENTS:
+            for client in clients or CLIENTS:
                 for scenario in names:
-                    out += [(rep, client, scenario, p) for p in protocols]
+                    out += [(rep, client, scenario, p) for p in protocols if not protocols_only or p in protocols_only]
     return out
 
 
 def scenario_file(base: Path, client: str, scenario: str) -> Path:
     """Write (once) and return the scenario as run for this client."""
     path = base / client / scenario / "scenario.toml"
-    text = derived_text(SCENARIOS[scenario], client)
+    text = derived_text({**SCENARIOS, **EXTRA}[scenario], client)
     if not path.exists() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -252,13 +259,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--sim", default=SIM_DEFAULT, help="rebalance-sim binary")
     p.add_argument("--commit-every", type=float, default=0.0, metavar="MINUTES")
-    p.add_argument("--only", action="append", default=[], choices=sorted(SCENARIOS))
+    p.add_argument("--only", action="append", default=[], choices=sorted({**SCENARIOS, **EXTRA}))
+    p.add_argument("--client", action="append", default=[], choices=CLIENTS)
+    p.add_argument("--protocol", action="append", default=[], choices=DECIDING + OTHERS)
     p.add_argument("--list", action="store_true")
     p.add_argument("--resummarize", action="store_true")
     p.add_argument("--resimulate", action="store_true")
     args = p.parse_args(argv)
     base = ROOT / "results/real" / kafka_version()
-    todo = cells(args.reps, args.only)
+    todo = cells(args.reps, args.only, args.client, args.protocol)
     if args.resummarize:
         return resummarize(base, todo)
     if args.resimulate:

@@ -17,7 +17,7 @@ use rand::Rng;
 use scenario::{
     default_broker_config, default_consumer_config, default_tubemq, member_order, scale_plan,
     Arrival, Client, CommitPolicy, ConsumerSpec, Event, EventKind, GroupSpec, NetworkSpec,
-    OffsetReset, Processing, ProtocolSpec, Scenario, TopicSpec,
+    OffsetReset, Processing, ProtocolSpec, Scenario, TimingSpec, TopicSpec,
 };
 use sim_core::{RngStreams, SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -63,7 +63,7 @@ pub fn generate(seed: u64) -> Scenario {
     let consumer = gen_consumer(&mut rng);
     let mut broker = default_broker_config();
     broker.group_initial_rebalance_delay = SimTime::from_millis(rng.random_range(0..=30) * 100);
-    let network = NetworkSpec { rtt: SimTime::from_micros(rng.random_range(0..=20) * 500) };
+    let network = NetworkSpec::with_rtt(SimTime::from_micros(rng.random_range(0..=20) * 500));
     let members = if rng.random_bool(0.05) { 0 } else { rng.random_range(1..=6) };
     let mut scenario = Scenario {
         name: format!("chaos-{seed}"),
@@ -76,14 +76,35 @@ pub fn generate(seed: u64) -> Scenario {
         consumer,
         broker,
         network,
+        timing: TimingSpec::exact(),
         group: GroupSpec { members, static_membership: false },
         events: Vec::new(),
         tubemq: default_tubemq(members),
     };
     scenario.events = gen_events(&mut rng, &scenario);
+    gen_timing(seed, &mut scenario);
     let settled_by = fault_horizon(&scenario) + liveness_bound(&scenario) + TAIL;
     scenario.duration = SimTime::from_secs(settled_by.as_nanos().div_ceil(1_000_000_000));
     scenario
+}
+
+/// The timing variation (docs/timing.md), from a stream of its own so that the scenario
+/// itself is the one the seed gave before timing variation existed: exact in one run in
+/// five, else a start spread up to 2 s, an event jitter up to 3 s and a network tail up to
+/// 10 x the round trip.
+fn gen_timing(seed: u64, scenario: &mut Scenario) {
+    let mut rng = RngStreams::new(seed).stream("chaos-timing");
+    if rng.random_bool(0.2) {
+        return;
+    }
+    scenario.timing = TimingSpec {
+        exact: false,
+        start_delay: millis(&mut rng, 0, 200),
+        start_spread: millis(&mut rng, 0, 2000),
+        event_jitter: millis(&mut rng, 0, 3000),
+        heartbeat_jitter: millis(&mut rng, 0, 100),
+    };
+    scenario.network.rtt_p99 = scenario.network.rtt * rng.random_range(1..=10);
 }
 
 fn millis(rng: &mut SimRng, low: u64, high: u64) -> SimTime {
@@ -314,13 +335,19 @@ pub fn fault_horizon(scenario: &Scenario) -> SimTime {
         horizon = horizon.max(end);
         roster.apply(event);
     }
-    horizon
+    let t = &scenario.timing;
+    if t.exact {
+        return horizon;
+    }
+    // An event may fall up to its jitter late, and a process starts up to its delay and
+    // spread after its moment.
+    horizon + t.event_jitter + t.start_delay + t.start_spread
 }
 
 /// How long after [`fault_horizon`] the group must be settled (docs/chaos.md):
 ///
-/// `initial delay + session + rebalance timeout + 4 x heartbeat + 2 x (batch + fetch wait)
-///  + 20 x rtt + 1 s`
+/// `initial delay + session + rebalance timeout + 4 x (heartbeat + its jitter) + 2 x (batch +
+///  fetch wait) + 20 x rtt_p99 + 1 s`
 ///
 /// A dead member is evicted at most one session after its last heartbeat; a member that never
 /// rejoins is dropped by the rebalance timeout (`max.poll.interval.ms`); the others learn of a
@@ -342,9 +369,9 @@ pub fn liveness_bound(scenario: &Scenario) -> SimTime {
     scenario.broker.group_initial_rebalance_delay
         + session
         + c.max_poll_interval
-        + heartbeat * 4
+        + (heartbeat + scenario.timing.heartbeat_jitter) * 4
         + (batch + c.fetch_max_wait) * 2
-        + scenario.network.rtt * 20
+        + scenario.network.rtt_p99 * 20
         + SimTime::from_secs(1)
 }
 
@@ -371,7 +398,8 @@ mod tests {
         s.consumer.config.max_poll_records = 100;
         s.consumer.config.fetch_max_wait = SimTime::from_millis(500);
         s.consumer.processing = Processing::Constant(SimTime::from_millis(1));
-        s.network.rtt = SimTime::from_millis(2);
+        s.network = NetworkSpec { rtt: SimTime::from_millis(2), rtt_p99: SimTime::from_millis(2) };
+        s.timing = TimingSpec::exact();
         // 3 + 10 + 20 + 4 x 3 + 2 x (100 x 4 x 1ms + 0.5) + 20 x 2ms + 1
         // = 3 + 10 + 20 + 12 + 1.8 + 0.04 + 1 = 47.84 s
         assert_eq!(liveness_bound(&s), SimTime::from_millis(47_840));

@@ -97,9 +97,10 @@ fn a_broken_rule_is_reported_with_last_events_and_replay() {
     let mut scenario = chaos_gen::generate(5);
     scenario.group.members = 2;
     scenario.events.clear();
-    // With the deadline at 0 s, the very first event breaks it: member c0 starts at 0 s and
-    // its JoinGroup is still on the way (rtt / 2), so the coordinator is still Empty while a
-    // live member exists.
+    scenario.timing = scenario::TimingSpec::exact(); // c0 starts at 0 s exactly
+                                                     // With the deadline at 0 s, the very first event breaks it: member c0 starts at 0 s and
+                                                     // its JoinGroup is still on the way (rtt / 2), so the coordinator is still Empty while a
+                                                     // live member exists.
     let deadline_now =
         lab::chaos_check::Liveness { horizon: SimTime::ZERO, deadline: SimTime::ZERO };
     let verdict = chaos::check_run_with(&scenario, scenario.protocols[0], Some(deadline_now));

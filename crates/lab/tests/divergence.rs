@@ -161,9 +161,11 @@ fn runs_that_differ_from_a_crash_on_diverge_at_the_crash() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims/crash.toml");
     let text = std::fs::read_to_string(&path).expect("sims/crash.toml");
     assert!(text.contains("at = \"2m\""), "the crash at 2m");
-    let later = scenario::parse_str(&text.replace("at = \"2m\"", "at = \"2m10s\""), &path)
+    // Lock-step timing: the crash falls exactly at its `at` (docs/timing.md).
+    let exact = |t: String| format!("{t}\n[timing]\nexact = true\n");
+    let later = scenario::parse_str(&exact(text.replace("at = \"2m\"", "at = \"2m10s\"")), &path)
         .unwrap_or_else(|e| panic!("{e:?}"));
-    let s = load(&path);
+    let s = scenario::parse_str(&exact(text.clone()), &path).unwrap_or_else(|e| panic!("{e:?}"));
     let protocol = eager(&s);
     let a = trace(&s, protocol, s.seed, Stepping::Fast);
     let b = trace(&later, protocol, s.seed, Stepping::Plain);

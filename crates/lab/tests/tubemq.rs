@@ -27,7 +27,6 @@ mod support;
 
 use metrics::RunReport;
 use scenario::Scenario;
-use std::path::Path;
 use support::{close, run};
 
 const BASE: &str = r#"
@@ -192,7 +191,7 @@ fn server_rollback_rereads_exactly_the_unconfirmed_batch() {
         BASE.replace("partitions = 4", "partitions = 2").replace("members = 2", "members = 1");
     let text = text.replace("[consumer]\nprocessing = \"0ms\"\ncommit = \"auto\"\n", extra);
     let text = text.replace("duration = \"60s\"", "duration = \"40s\"");
-    let s = scenario::parse_str(&format!("{text}\n{events}"), Path::new("rollback.toml")).unwrap();
+    let s = support::parse(&format!("{text}\n{events}"), "rollback.toml");
     let r = run(&s, "tubemq-server");
     let sum = r.summary.as_ref().unwrap();
     // c0 alone owns t-0 and t-1 from 6.002 s (both waited 5.992 s). Long caught up by 24 s,

@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 mod stepper;
+mod timing;
 mod view;
 pub(crate) use stepper::Stepper;
 pub use stepper::Stepping;
@@ -97,6 +98,8 @@ pub fn simulate_stepped(
 
 #[derive(Clone, Debug)]
 pub(crate) enum Action {
+    /// A member's process starts (scheduled at `Timing::start_at` of its moment: t = 0, a
+    /// join, a restart; `World::schedule_start`).
     Start(String),
     Crash(String, Option<SimTime>),
     Close(String),
@@ -246,6 +249,10 @@ pub(crate) struct World<'o, S: Stepper> {
     pub(crate) last_generation: i32,
     pub(crate) observer: &'o mut dyn Observer,
     pub(crate) one_way: SimTime,
+    /// When members start, events fall and group-protocol messages arrive (`world/timing`).
+    pub(crate) timing: timing::Timing,
+    /// Members whose process starts later than its moment: (moment, start) by name.
+    launching: BTreeMap<String, (SimTime, SimTime)>,
     end: SimTime,
     sample_every: SimTime,
     /// How the members' poll loops are stepped (`world/stepper`): `Plain` or `Fast`, whose
@@ -311,6 +318,8 @@ impl<'o, S: Stepper> World<'o, S> {
             last_generation: 0,
             observer,
             one_way,
+            timing: timing::Timing::new(scenario.timing, scenario.network, streams),
+            launching: BTreeMap::new(),
             end: scenario.duration,
             sample_every: SimTime::from_secs(every_s),
             stepper: S::new(periodic, order.len()),
@@ -331,11 +340,18 @@ impl<'o, S: Stepper> World<'o, S> {
         let partitions = self.partition_counts();
         self.observer.observe(Observation::Topics { names, partitions });
         for i in 0..scenario.group.members {
-            self.queue.schedule(SimTime::ZERO, Ev::Action(Action::Start(format!("c{i}"))));
+            self.schedule_start(SimTime::ZERO, format!("c{i}"));
         }
-        for event in &scenario.events {
+        // Jittered events keep their file order: none falls before the one written before it.
+        let mut previous = SimTime::ZERO;
+        for (index, event) in scenario.events.iter().enumerate() {
             let action = self.action_of(&event.kind);
-            self.queue.schedule(event.at, Ev::Action(action));
+            let at = self.timing.event_at(index, event.at, self.end).max(previous);
+            previous = at;
+            match action {
+                Action::Start(name) => self.schedule_start(at, name),
+                action => self.queue.schedule(at, Ev::Action(action)),
+            }
         }
         self.queue.schedule(SimTime::ZERO, Ev::Sample);
         self.group_init();
@@ -596,12 +612,21 @@ impl<'o, S: Stepper> World<'o, S> {
         mut out: ConsumerOutbox,
     ) {
         for msg in out.sends.drain(..) {
-            self.queue.schedule(now + self.one_way, Ev::ToCoord(msg));
+            let at = self.timing.net.arrival_at_coord(slot, now);
+            self.queue.schedule(at, Ev::ToCoord(msg));
         }
         for (timer, at) in out.timers.drain(..) {
             let id = self.slots[slot].timers[timer.slot()];
             // Poll-loop steps rank by slot, ahead of the other events of their instant.
             let rank = if stepper::is_poll_step(timer) { slot as u64 } else { RANK_LAST };
+            // A heartbeat due later leaves at the heartbeat thread's first check after it is
+            // due (`Timing::heartbeat_at`); one asked for now (an acknowledgement) leaves now.
+            let at = match (timer, at) {
+                (ConsumerTimer::Heartbeat, Some(due)) if due > now => {
+                    Some(self.timing.heartbeat_at(slot, due))
+                }
+                _ => at,
+            };
             match at {
                 Some(at) => self.queue.arm_as_of(id, at, rank, now, Ev::MemberTimer(conn, timer)),
                 None => self.queue.cancel(id),
@@ -751,6 +776,12 @@ impl<'o, S: Stepper> World<'o, S> {
     }
 
     fn action(&mut self, now: SimTime, action: Action) {
+        if let Some(at) = self.waits_for_launch(now, &action) {
+            // The member's process is due but has not started yet: the event finds it just
+            // started.
+            self.queue.schedule(at, Ev::Action(action));
+            return;
+        }
         match action {
             Action::Start(name) => self.start(now, &name),
             Action::Crash(name, restart_after) => self.crash(now, &name, restart_after),
@@ -777,7 +808,7 @@ impl<'o, S: Stepper> World<'o, S> {
                 for (i, name) in self.live_names().into_iter().enumerate() {
                     let at = now + interval * i as u64;
                     self.queue.schedule(at, Ev::Action(Action::Close(name.clone())));
-                    self.queue.schedule(at + downtime, Ev::Action(Action::Start(name)));
+                    self.schedule_start(at + downtime, name);
                 }
             }
             Action::Scale(target) => self.scale(now, target),
@@ -795,6 +826,42 @@ impl<'o, S: Stepper> World<'o, S> {
         }
     }
 
+    /// When the member an action is for starts, if its moment has come (`now`) but its
+    /// process starts later.
+    fn waits_for_launch(&self, now: SimTime, action: &Action) -> Option<SimTime> {
+        let name = match action {
+            Action::Crash(name, _)
+            | Action::Close(name)
+            | Action::Pause(name, _)
+            | Action::Stall(name, _)
+            | Action::Disconnect(name, _) => name,
+            _ => return None,
+        };
+        let (moment, at) = *self.launching.get(name)?;
+        (moment <= now && now < at && self.find_live(name).is_none()).then_some(at)
+    }
+
+    /// Schedules the start of member `name` whose moment is `moment`: at its drawn start
+    /// (`Timing::start_at`; the moment itself under exact timing). A member between its moment
+    /// and its start counts as present (`scale`) and events for it wait for its start.
+    fn schedule_start(&mut self, moment: SimTime, name: String) {
+        let at = self.timing.start_at(&name, moment);
+        if at > moment {
+            self.launching.insert(name.clone(), (moment, at));
+        }
+        self.queue.schedule(at, Ev::Action(Action::Start(name)));
+    }
+
+    /// Starts now the member `name` whose moment is now (a `scale`): at once under exact
+    /// timing, else at its drawn start.
+    fn start_now_or_later(&mut self, now: SimTime, name: String) {
+        if self.timing.varies_starts() {
+            self.schedule_start(now, name);
+        } else {
+            self.start(now, &name);
+        }
+    }
+
     /// Live member names in natural order (`c2` before `c10`).
     fn live_names(&self) -> Vec<String> {
         let mut names: Vec<String> =
@@ -805,6 +872,7 @@ impl<'o, S: Stepper> World<'o, S> {
 
     fn start(&mut self, now: SimTime, name: &str) {
         self.down_waiting.remove(name);
+        self.launching.remove(name);
         let slot = self.slot_index(name);
         if self.slots[slot].alive() {
             // Still closing (rolling restart): start once the old process exits.
@@ -839,7 +907,7 @@ impl<'o, S: Stepper> World<'o, S> {
         self.books.mark_owned_by(conn);
         if let Some(after) = restart_after {
             self.down_waiting.insert(name.to_string());
-            self.queue.schedule(now + after, Ev::Action(Action::Start(name.to_string())));
+            self.schedule_start(now + after, name.to_string());
         }
     }
 
@@ -874,11 +942,14 @@ impl<'o, S: Stepper> World<'o, S> {
     /// close of the highest names; members down waiting for a restart count as present).
     fn scale(&mut self, now: SimTime, target: u32) {
         let live: BTreeSet<String> = self.live_names().into_iter().collect();
-        let Ok(plan) = scenario::scale_plan(&live, &self.down_waiting, target as usize) else {
+        let mut present = self.down_waiting.clone();
+        let due = self.launching.iter().filter(|(_, (moment, _))| *moment <= now);
+        present.extend(due.map(|(name, _)| name.clone()));
+        let Ok(plan) = scenario::scale_plan(&live, &present, target as usize) else {
             return; // Validation rejects impossible scale events; nothing to do here.
         };
         for name in plan.add {
-            self.start(now, &name);
+            self.start_now_or_later(now, name);
         }
         for name in plan.remove {
             if let Some((_, conn)) = self.find_live(&name) {

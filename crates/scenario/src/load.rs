@@ -3,7 +3,8 @@
 //!
 //! Defaults where a key is left out: `name` = the file stem, `measure_from` = 0, `seed` = 1, `[consumer]`
 //! `processing = "1ms"`, `commit = "auto"`, `client = "java"`; `[[topic]]` `arrival =
-//! "constant"`, `skew = 0`; `[network] rtt = "1ms"`; `[group] static_membership = false`;
+//! "constant"`, `skew = 0`; `[network] rtt = "1ms"`, `rtt_p99` = 4 x `rtt`; `[timing]` varied
+//! (`start_spread = "500ms"`, `event_jitter` = `heartbeat.interval.ms`, docs/timing.md); `[group] static_membership = false`;
 //! Kafka properties per `config.rs`; `[tubemq]` per docs/kafka-facts.md section 8. Required:
 //! `duration`, `protocols`, at least one `[[topic]]` (`name`, `partitions`, `rate`) and
 //! `[group] members`.
@@ -30,6 +31,7 @@ const ROOT_KEYS: &[&str] = &[
     "consumer",
     "broker",
     "network",
+    "timing",
     "group",
     "event",
     "tubemq",
@@ -108,6 +110,7 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
     let consumer = consumer(ctx, section.take("consumer"));
     let broker = broker(ctx, section.take("broker"));
     let network = network(ctx, section.take("network"));
+    let timing = timing(ctx, section.take("timing"), consumer.config.heartbeat_interval);
     let group = group(ctx, &mut section);
     let protocols = protocols(ctx, &mut section, group.static_membership);
     let events = parse_events(ctx, section.take("event"), &topics);
@@ -136,6 +139,7 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
         consumer,
         broker,
         network,
+        timing,
         group,
         events: events.into_iter().map(|p| p.event).collect(),
         tubemq,
@@ -394,13 +398,51 @@ fn broker(ctx: &mut Ctx<'_>, node: Option<&Node>) -> BrokerConfig {
 }
 
 fn network(ctx: &mut Ctx<'_>, node: Option<&Node>) -> NetworkSpec {
-    let mut spec = NetworkSpec { rtt: SimTime::from_millis(1) };
+    let mut spec = NetworkSpec::with_rtt(SimTime::from_millis(1));
     let Some(node) = node else { return spec };
     let Some(mut s) = Section::open(ctx, node, "network") else { return spec };
     if let Some(t) = s.take("rtt").and_then(|n| reader::duration(ctx, n, "network.rtt")) {
-        spec.rtt = t;
+        spec = NetworkSpec::with_rtt(t);
     }
-    s.finish(ctx, &["rtt"]);
+    if let Some(n) = s.take("rtt_p99") {
+        if let Some(p99) = reader::duration(ctx, n, "network.rtt_p99") {
+            let max = NetworkSpec::MAX_P99_OVER_MEDIAN;
+            if p99 < spec.rtt || p99 > spec.rtt * max {
+                let message = format!("{p99} is outside [rtt, {max} x rtt] (rtt = {})", spec.rtt);
+                let allowed = format!("from rtt (no variation) to {max} x rtt");
+                ctx.at(n, "network.rtt_p99", message, Some(&allowed));
+            } else {
+                spec.rtt_p99 = p99;
+            }
+        }
+    }
+    s.finish(ctx, &["rtt", "rtt_p99"]);
+    spec
+}
+
+/// `[timing]`: `exact`, `start_delay`, `start_spread`, `event_jitter`, `heartbeat_jitter`
+/// (docs/timing.md).
+fn timing(ctx: &mut Ctx<'_>, node: Option<&Node>, heartbeat_interval: SimTime) -> TimingSpec {
+    let mut spec = TimingSpec::varied(heartbeat_interval);
+    let Some(node) = node else { return spec };
+    let Some(mut s) = Section::open(ctx, node, "timing") else { return spec };
+    if let Some(b) = s.take("exact").and_then(|n| reader::boolean(ctx, n, "timing.exact")) {
+        spec.exact = b;
+    }
+    let mut read = |key: &str, field: &mut SimTime| {
+        let name = format!("timing.{key}");
+        if let Some(t) = s.take(key).and_then(|n| reader::duration(ctx, n, &name)) {
+            *field = t;
+        }
+    };
+    read("start_delay", &mut spec.start_delay);
+    read("start_spread", &mut spec.start_spread);
+    read("event_jitter", &mut spec.event_jitter);
+    read("heartbeat_jitter", &mut spec.heartbeat_jitter);
+    s.finish(ctx, &["exact", "start_delay", "start_spread", "event_jitter", "heartbeat_jitter"]);
+    if spec.exact {
+        return TimingSpec::exact();
+    }
     spec
 }
 

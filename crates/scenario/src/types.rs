@@ -37,6 +37,8 @@ pub struct Scenario {
     pub broker: BrokerConfig,
     /// `[network]`.
     pub network: NetworkSpec,
+    /// `[timing]`: the seeded variation of when things happen.
+    pub timing: TimingSpec,
     /// `[group]`.
     pub group: GroupSpec,
     /// `[[event]]` entries sorted by `at` (stable: equal times keep file order).
@@ -244,8 +246,87 @@ pub struct BrokerConfig {
 /// `[network]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetworkSpec {
-    /// Round trip between a member and the coordinator or brokers (default 1ms).
+    /// Round trip between a member and the coordinator or brokers (default 1ms): with varied
+    /// timing the median of a round trip, each one-way hop's median being `rtt / 2`.
     pub rtt: SimTime,
+    /// `rtt_p99`: the tail of the group protocol's messages under varied timing; each one-way
+    /// hop is lognormal with median `rtt / 2` and 99th percentile `rtt_p99 / 2` (default
+    /// [`NetworkSpec::DEFAULT_P99_OVER_MEDIAN`] x `rtt`; equal to `rtt`: no variation).
+    pub rtt_p99: SimTime,
+}
+
+impl NetworkSpec {
+    /// The default tail, p99 over median of a round trip: measured on loopback TCP here
+    /// (docs/timing.md: 20,000 round trips, p50 13 us, p99 56 us, 4.3x), rounded down.
+    pub const DEFAULT_P99_OVER_MEDIAN: u64 = 4;
+    /// The largest `rtt_p99 / rtt` accepted (a heavier tail is a partition, not a delay).
+    pub const MAX_P99_OVER_MEDIAN: u64 = 100;
+
+    /// A network of round trip `rtt` with the default tail.
+    pub fn with_rtt(rtt: SimTime) -> NetworkSpec {
+        NetworkSpec { rtt, rtt_p99: rtt * Self::DEFAULT_P99_OVER_MEDIAN }
+    }
+}
+
+/// `[timing]`: the seeded variation of when things happen, each drawn from its own named
+/// stream (docs/timing.md). With `exact = true` none of it applies: every member starts at its
+/// moment, every event falls at its `at`, every hop takes `rtt / 2` (the lock-step of
+/// hand-derived tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimingSpec {
+    /// `exact`: lock-step timing (default false).
+    pub exact: bool,
+    /// `start_delay`: the fixed part of a member process's start-up, from its moment (t = 0, a
+    /// join, a restart) to its first request (default 0).
+    pub start_delay: SimTime,
+    /// `start_spread`: a member process starts uniformly within this after `start_delay`.
+    pub start_spread: SimTime,
+    /// `event_jitter`: a scripted event falls uniformly within this after its `at` (default:
+    /// the consumers' `heartbeat.interval.ms`, so its phase against the heartbeats is uniform).
+    pub event_jitter: SimTime,
+    /// `heartbeat_jitter`: each heartbeat leaves uniformly within this after its timer expires
+    /// (AK `AbstractCoordinator.HeartbeatThread.run` sends at its first check after expiry and
+    /// `Heartbeat.sentHeartbeat` restarts the interval from the send, so members' heartbeat
+    /// phases drift apart; default [`TimingSpec::DEFAULT_HEARTBEAT_JITTER`]).
+    pub heartbeat_jitter: SimTime,
+}
+
+impl TimingSpec {
+    /// The default start spread (docs/timing.md: measured on the real broker).
+    pub const DEFAULT_START_SPREAD: SimTime = SimTime::from_millis(500);
+    /// The default heartbeat send delay (docs/timing.md: measured on the real broker).
+    pub const DEFAULT_HEARTBEAT_JITTER: SimTime = SimTime::from_millis(50);
+
+    /// Lock-step timing.
+    pub fn exact() -> TimingSpec {
+        TimingSpec {
+            exact: true,
+            start_delay: SimTime::ZERO,
+            start_spread: SimTime::ZERO,
+            event_jitter: SimTime::ZERO,
+            heartbeat_jitter: SimTime::ZERO,
+        }
+    }
+
+    /// The defaults of a group whose consumers heartbeat every `heartbeat_interval`.
+    pub fn varied(heartbeat_interval: SimTime) -> TimingSpec {
+        TimingSpec {
+            exact: false,
+            start_delay: SimTime::ZERO,
+            start_spread: Self::DEFAULT_START_SPREAD,
+            event_jitter: heartbeat_interval,
+            heartbeat_jitter: Self::DEFAULT_HEARTBEAT_JITTER,
+        }
+    }
+
+    /// Whether anything varies.
+    pub fn varies(&self) -> bool {
+        !self.exact
+            && (self.start_spread > SimTime::ZERO
+                || self.event_jitter > SimTime::ZERO
+                || self.start_delay > SimTime::ZERO
+                || self.heartbeat_jitter > SimTime::ZERO)
+    }
 }
 
 /// `[group]`.

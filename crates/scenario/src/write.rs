@@ -24,6 +24,8 @@ pub fn to_toml(scenario: &Scenario) -> String {
     write_broker(&mut out, &scenario.broker);
     line(&mut out, "\n[network]");
     line(&mut out, &format!("rtt = {}", time(scenario.network.rtt)));
+    line(&mut out, &format!("rtt_p99 = {}", time(scenario.network.rtt_p99)));
+    write_timing(&mut out, &scenario.timing);
     line(&mut out, "\n[group]");
     line(&mut out, &format!("members = {}", scenario.group.members));
     line(&mut out, &format!("static_membership = {}", scenario.group.static_membership));
@@ -32,6 +34,17 @@ pub fn to_toml(scenario: &Scenario) -> String {
     }
     write_tubemq(&mut out, &scenario.tubemq);
     out
+}
+
+fn write_timing(out: &mut String, timing: &TimingSpec) {
+    line(out, "\n[timing]");
+    line(out, &format!("exact = {}", timing.exact));
+    if !timing.exact {
+        line(out, &format!("start_delay = {}", time(timing.start_delay)));
+        line(out, &format!("start_spread = {}", time(timing.start_spread)));
+        line(out, &format!("event_jitter = {}", time(timing.event_jitter)));
+        line(out, &format!("heartbeat_jitter = {}", time(timing.heartbeat_jitter)));
+    }
 }
 
 fn line(out: &mut String, text: &str) {
@@ -264,6 +277,11 @@ client = "librdkafka"
 
 [network]
 rtt = "250us"
+rtt_p99 = "600us"
+
+[timing]
+start_spread = "2s"
+event_jitter = "0s"
 
 [group]
 members = 3

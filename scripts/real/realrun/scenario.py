@@ -32,6 +32,7 @@ TOP_KEYS = {
     "consumer",
     "broker",
     "network",
+    "timing",  # the simulator's seeded timing variation; a real run's timing is real
     "group",
     "event",
     "tubemq",

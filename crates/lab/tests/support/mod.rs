@@ -6,9 +6,18 @@ use metrics::RunReport;
 use scenario::{ProtocolSpec, Scenario};
 use std::path::Path;
 
-/// Parses `text` as the scenario file `file_name`; a parse error fails the test with every
-/// message.
+/// Parses `text` as the scenario file `file_name` with lock-step timing (`[timing] exact =
+/// true`, which the hand-derived arithmetic of these tests needs) unless the text has a
+/// `[timing]` table of its own; a parse error fails the test with every message.
 pub fn parse(text: &str, file_name: &str) -> Scenario {
+    if text.contains("[timing]") {
+        return parse_as_written(text, file_name);
+    }
+    parse_as_written(&format!("{text}\n[timing]\nexact = true\n"), file_name)
+}
+
+/// Parses `text` as written (varied timing unless it says otherwise).
+pub fn parse_as_written(text: &str, file_name: &str) -> Scenario {
     scenario::parse_str(text, Path::new(file_name)).unwrap_or_else(|e| {
         panic!("{}", e.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
     })

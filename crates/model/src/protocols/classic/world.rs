@@ -73,14 +73,15 @@ impl CoordTimerSlots {
 impl<S: Stepper> World<'_, S> {
     /// Feeds the classic coordinator and applies its outbox.
     pub(crate) fn coord_input(&mut self, now: SimTime, input: CoordInput) {
-        let World { group, queue, one_way, .. } = self;
+        let World { group, queue, timing, .. } = self;
         let Group::Classic(group) = group else { return };
         // The outbox's buffers are kept from one input to the next (a rebalance of 1,000
         // members is thousands of inputs, most answering every member).
         let mut out = std::mem::take(&mut group.spare_outbox);
         group.coord.handle(now, input, &mut out);
         for (conn, msg) in out.sends.drain(..) {
-            queue.schedule(now + *one_way, Ev::ToMember(conn, msg));
+            let at = timing.net.arrival_at_member(conn.slot as usize, now);
+            queue.schedule(at, Ev::ToMember(conn, msg));
         }
         for (timer, at) in out.timers.drain(..) {
             let id = group.timers.slot(&timer, queue);

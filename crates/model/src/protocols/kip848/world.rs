@@ -64,7 +64,7 @@ impl CgSide {
 impl<S: Stepper> World<'_, S> {
     /// Feeds the KIP-848 coordinator and applies its outbox.
     pub(crate) fn cg_input(&mut self, now: SimTime, input: CgInput) {
-        let World { group, queue, one_way, assignor_rng, .. } = self;
+        let World { group, queue, timing, assignor_rng, .. } = self;
         let Group::Kip848(side) = group else { return };
         let mut out = CgOutbox::default();
         side.coord.handle(now, input, assignor_rng, &mut out);
@@ -72,7 +72,8 @@ impl<S: Stepper> World<'_, S> {
             side.coord.check_invariants();
         }
         for (conn, msg) in out.sends {
-            queue.schedule(now + *one_way, Ev::ToMember(conn, msg));
+            let at = timing.net.arrival_at_member(conn.slot as usize, now);
+            queue.schedule(at, Ev::ToMember(conn, msg));
         }
         for (timer, at) in out.timers {
             // A session timer is its own slot: looked up without a copy of the member id.
