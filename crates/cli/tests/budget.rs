@@ -1,7 +1,8 @@
 //! Issue 27 item 2: a run whose estimated peak memory is above the budget is refused before
 //! any work, by `validate`, `run` and `sweep`, with the file, the estimate, the budget and the
 //! keys to change (scenario::estimate); the budget comes from `--memory-budget-mb`, else
-//! REBALANCE_SIM_MEMORY_BUDGET_MB, else 16384 MB. Each case's input, exit code and message.
+//! REBALANCE_SIM_MEMORY_BUDGET_MB, else 16384 MB. `run` counts the protocol runs it holds at
+//! once (`--jobs`, issue 29 item 3). Each case's input, exit code and message.
 
 mod support;
 
@@ -106,6 +107,75 @@ fn a_sweep_is_refused_when_its_parallel_runs_do_not_fit() {
     let o = sim_env(d, &args, None);
     expect(&o, 2, "s.toml: the run is estimated to need 1660 MB of memory at its peak, above the budget of 1200 MB (830 MB per run x 2 runs at once: lower --jobs)");
     assert!(!d.join("o").exists(), "refused before any work: no journal");
+}
+
+/// 20,000 partitions under three protocols for one second: 53 MB one protocol run at a time,
+/// 62 MB two at once, 71 MB three.
+const THREE_SMALL: &str = "duration = \"1s\"\nprotocols = [\"eager\", \"cooperative\", \"consumer\"]\n[[topic]]\nname = \"t\"\npartitions = 20000\nrate = 0.0\n[group]\nmembers = 3\n";
+
+#[test]
+fn run_counts_its_protocol_runs_at_once_and_a_given_jobs_above_the_budget_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "three.toml", THREE_SMALL);
+    let run = |jobs: &str, budget: &str| {
+        let args =
+            ["run", "three.toml", "--jobs", jobs, "--memory-budget-mb", budget, "--out", "o"];
+        sim_env(d, &args, None)
+    };
+    let o = run("3", "65");
+    expect(&o, 2, "three.toml: the run is estimated to need 71 MB of memory at its peak, above the budget of 65 MB (3 protocol runs at once: lower --jobs; --jobs 2 needs 62 MB); most of it: 43 MB for 20000 partitions x 3 protocol runs at once (lower [[topic]] partitions, add-partitions events, --jobs)");
+    let o = run("2", "60");
+    expect(
+        &o,
+        2,
+        "above the budget of 60 MB (2 protocol runs at once: lower --jobs; --jobs 1 needs 53 MB)",
+    );
+    let o = run("3", "50");
+    expect(&o, 2, "above the budget of 50 MB (3 protocol runs at once: lower --jobs; even --jobs 1 needs 53 MB)");
+    assert!(!d.join("o").exists(), "refused before any work");
+    // More jobs than protocols hold as many runs at once as there are protocols.
+    expect(&run("256", "71"), 0, "");
+    expect(&run("1", "60"), 0, "");
+    // One protocol: any --jobs is one run at a time, refused with the message of before.
+    let o = sim_env(
+        d,
+        &[
+            "run",
+            "three.toml",
+            "--protocol",
+            "eager",
+            "--jobs",
+            "8",
+            "--memory-budget-mb",
+            "30",
+            "--out",
+            "p",
+        ],
+        None,
+    );
+    expect(&o, 2, "above the budget of 30 MB; most of it: 15 MB for 20000 partitions in all");
+}
+
+#[test]
+fn run_lowers_its_default_jobs_to_what_fits_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "three.toml", THREE_SMALL);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let o = sim_env(d, &["run", "three.toml", "--memory-budget-mb", "60", "--out", "o"], None);
+    expect(&o, 0, "");
+    let note = "note: three.toml: running one protocol run at a time, not";
+    assert_eq!(stderr(&o).contains(note), cores > 1, "{cores} cores: {}", stderr(&o));
+    if cores > 1 {
+        let at_most = cores.min(3);
+        let needed = if at_most == 2 { 62 } else { 71 };
+        expect(&o, 0, &format!("{note} {at_most} (the default: one per core, at most one per protocol): {at_most} at once are estimated to need {needed} MB, above the memory budget of 60 MB (--jobs sets the number; docs/limits.md)"));
+    }
+    // One at a time does not fit either: the refusal of before, without --jobs in it.
+    let o = sim_env(d, &["run", "three.toml", "--memory-budget-mb", "50", "--out", "p"], None);
+    expect(&o, 2, "three.toml: the run is estimated to need 53 MB of memory at its peak, above the budget of 50 MB; most of it:");
+    assert!(!stderr(&o).contains("--jobs"), "{}", stderr(&o));
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! What the estimate counts:
 //! - per partition, the model's and the collector's state during a run, and the rows of a
 //!   finished protocol run, kept until every protocol has run (`run` writes them together);
+//!   with `run --jobs N`, up to N protocol runs hold their state at once ([`estimate_run`]);
 //! - per rebalance, the ownership intervals it opens (every partition under eager protocols,
 //!   about a member's share under the incremental ones);
 //! - the Poisson backlog: `crates/model/src/workload.rs` keeps the drawn arrival time of every
@@ -82,32 +83,62 @@ pub struct Estimate {
     pub heartbeats: f64,
 }
 
-/// The estimate of `scenario` with its protocols run one after the other (`run`); a sweep's
-/// run is one protocol (`protocols = 1`).
+/// The estimate of `scenario` with its protocols run one after the other (`run --jobs 1`); a
+/// sweep's run is one protocol (`protocols = 1`).
 pub fn estimate(scenario: &Scenario) -> Estimate {
-    estimate_with(scenario, scenario.protocols.len().max(1))
+    estimate_run(scenario, 1)
+}
+
+/// The estimate of `run` with up to `at_once` of the scenario's protocol runs in flight at a
+/// time (`run --jobs`; at most the number of protocols): each run in flight holds its own
+/// partition state, Poisson backlog and members, and the finished runs' rows and ownership
+/// intervals are kept until the last one ends. The peak is at the end: the last `at_once`
+/// runs in flight (every protocol run's in-flight state is estimated alike) beside the rows of
+/// the others.
+pub fn estimate_run(scenario: &Scenario, at_once: usize) -> Estimate {
+    let protocols = scenario.protocols.len().max(1);
+    estimate_with(scenario, protocols, at_once.clamp(1, protocols))
 }
 
 /// The estimate of one protocol run of `scenario` (a sweep runs each protocol on its own).
 pub fn estimate_one_protocol(scenario: &Scenario) -> Estimate {
-    estimate_with(scenario, 1)
+    estimate_with(scenario, 1, 1)
 }
 
-fn estimate_with(scenario: &Scenario, protocols: usize) -> Estimate {
+/// `protocols` runs in all, `at_once` of them (1 ..= protocols) in flight at the peak.
+fn estimate_with(scenario: &Scenario, protocols: usize, at_once: usize) -> Estimate {
+    assert!((1..=protocols).contains(&at_once), "{at_once} runs at once of {protocols}");
     let sizes = Sizes::of(scenario);
     let runs = protocols as f64;
+    let in_flight = at_once as f64;
     let intervals =
         if protocols == 1 { sizes.intervals } else { sizes.intervals_all.max(sizes.intervals) };
+    // The parts each run in flight holds: counted `at_once` times, with `--jobs` among their
+    // keys when that is more than one.
+    let keys = |one: &'static str, many: &'static str| if at_once == 1 { one } else { many };
+    let times = if at_once == 1 { String::new() } else { format!(" x {at_once} runs at once") };
     let mut memory = vec![
         Part {
-            what: format!("{} partitions in all", sizes.partitions),
-            keys: "[[topic]] partitions, add-partitions events",
-            amount: sizes.partitions * PARTITION_BYTES,
+            what: if at_once == 1 {
+                format!("{} partitions in all", sizes.partitions)
+            } else {
+                format!("{} partitions x {at_once} protocol runs at once", sizes.partitions)
+            },
+            keys: keys(
+                "[[topic]] partitions, add-partitions events",
+                "[[topic]] partitions, add-partitions events, --jobs",
+            ),
+            amount: sizes.partitions * PARTITION_BYTES * in_flight,
         },
         Part {
-            what: format!("{} partitions x {protocols} protocols' rows", sizes.partitions),
+            what: if at_once == 1 {
+                format!("{} partitions x {protocols} protocols' rows", sizes.partitions)
+            } else {
+                let finished = protocols - at_once;
+                format!("{} partitions x {finished} finished protocols' rows", sizes.partitions)
+            },
             keys: "[[topic]] partitions, protocols (or run one --protocol at a time)",
-            amount: sizes.partitions * PARTITION_ROW_BYTES * (runs - 1.0),
+            amount: sizes.partitions * PARTITION_ROW_BYTES * (runs - in_flight),
         },
         Part {
             what: format!("{intervals:.0} ownership intervals"),
@@ -115,15 +146,22 @@ fn estimate_with(scenario: &Scenario, protocols: usize) -> Estimate {
             amount: intervals * INTERVAL_BYTES,
         },
         Part {
-            what: format!("a Poisson backlog of {:.3e} records", sizes.backlog),
-            keys: "[[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, \
-                   [group] members",
-            amount: sizes.backlog * ARRIVAL_BYTES,
+            what: format!("a Poisson backlog of {:.3e} records{times}", sizes.backlog),
+            keys: keys(
+                "[[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, \
+                 [group] members",
+                "[[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, \
+                 [group] members, --jobs",
+            ),
+            amount: sizes.backlog * ARRIVAL_BYTES * in_flight,
         },
         Part {
-            what: format!("{} members", sizes.members),
-            keys: "[group] members, join and scale events",
-            amount: sizes.members * MEMBER_BYTES,
+            what: format!("{} members{times}", sizes.members),
+            keys: keys(
+                "[group] members, join and scale events",
+                "[group] members, join and scale events, --jobs",
+            ),
+            amount: sizes.members * MEMBER_BYTES * in_flight,
         },
     ];
     let memory_bytes = BASE_BYTES + memory.iter().map(|p| p.amount).sum::<f64>();
@@ -321,14 +359,59 @@ pub fn check_memory(estimate: &Estimate, budget_bytes: f64, parallel: usize) -> 
     if needed <= budget_bytes {
         return Ok(());
     }
+    let at_once = (parallel > 1).then(|| {
+        let each = megabytes(estimate.memory_bytes);
+        format!("{each} per run x {parallel} runs at once: lower --jobs")
+    });
+    Err(memory_message(estimate, needed, budget_bytes, at_once))
+}
+
+/// `Err` with the message when `run` with `at_once` of its protocol runs in flight (`--jobs`,
+/// at most the number of protocols: [`estimate_run`]) needs more memory than `budget_bytes`.
+/// With more than one at once, the message says to lower `--jobs` and what the most runs at
+/// once that fit need (or what one at a time needs, when none fits).
+pub fn check_memory_run(
+    scenario: &Scenario,
+    budget_bytes: f64,
+    at_once: usize,
+) -> Result<(), String> {
+    let at_once = at_once.clamp(1, scenario.protocols.len().max(1));
+    let estimate = estimate_run(scenario, at_once);
+    if estimate.memory_bytes <= budget_bytes {
+        return Ok(());
+    }
+    let lower = (at_once > 1).then(|| {
+        let fits = most_at_once(scenario, budget_bytes, at_once);
+        let (jobs, even) = fits.map_or((1, "even "), |j| (j, ""));
+        format!(
+            "{at_once} protocol runs at once: lower --jobs; {even}--jobs {jobs} needs {}",
+            megabytes(estimate_run(scenario, jobs).memory_bytes)
+        )
+    });
+    Err(memory_message(&estimate, estimate.memory_bytes, budget_bytes, lower))
+}
+
+/// The most protocol runs at once, from `at_most` down to 1, whose [`estimate_run`] fits
+/// `budget_bytes`; `None` when not even one at a time does.
+pub fn most_at_once(scenario: &Scenario, budget_bytes: f64, at_most: usize) -> Option<usize> {
+    (1..=at_most.max(1)).rev().find(|&j| estimate_run(scenario, j).memory_bytes <= budget_bytes)
+}
+
+/// The refusal: `needed` against the budget, why several runs at once (`at_once`, if so), the
+/// two largest parts with their keys, and how to raise the budget.
+fn memory_message(
+    estimate: &Estimate,
+    needed: f64,
+    budget_bytes: f64,
+    at_once: Option<String>,
+) -> String {
     let mut message = format!(
         "the run is estimated to need {} of memory at its peak, above the budget of {}",
         megabytes(needed),
         megabytes(budget_bytes)
     );
-    if parallel > 1 {
-        let each = megabytes(estimate.memory_bytes);
-        message.push_str(&format!(" ({each} per run x {parallel} runs at once: lower --jobs)"));
+    if let Some(at_once) = at_once {
+        message.push_str(&format!(" ({at_once})"));
     }
     message.push_str("; most of it: ");
     let largest: Vec<String> = estimate
@@ -342,7 +425,7 @@ pub fn check_memory(estimate: &Estimate, budget_bytes: f64, parallel: usize) -> 
     message.push_str(&format!(
         "; or raise the budget with --memory-budget-mb or {MEMORY_BUDGET_ENV} (docs/limits.md)"
     ));
-    Err(message)
+    message
 }
 
 /// The slow-run warning of `warnings`, if the estimated wall time is above [`WARN_WALL_S`].
@@ -361,8 +444,8 @@ pub fn slow_run_warning(scenario: &Scenario) -> Option<String> {
     ))
 }
 
-/// `1234 MB` (MB of 2^20 bytes, the unit of the budget).
-fn megabytes(bytes: f64) -> String {
+/// `1234 MB` (MB of 2^20 bytes, the unit of the budget), rounded up.
+pub fn megabytes(bytes: f64) -> String {
     format!("{:.0} MB", (bytes / MB).ceil())
 }
 

@@ -6,6 +6,7 @@ pub mod chaos;
 pub mod check;
 pub mod diff;
 pub mod formats;
+pub mod jobs;
 pub mod merge;
 pub mod plot;
 pub mod run;

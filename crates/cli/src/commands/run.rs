@@ -1,10 +1,14 @@
-//! `rebalance-sim run SCENARIO.toml [--seed N] [--protocol P]... [--out DIR] [--charts]`: runs
-//! the scenario once per protocol (the file's list, or every `--protocol`), writes the five CSV
+//! `rebalance-sim run SCENARIO.toml [--seed N] [--protocol P]... [--out DIR] [--charts]
+//! [--jobs N]`: runs the scenario once per protocol (the file's list, or every `--protocol`),
+//! up to N protocol runs at once (commands::jobs: each run is independent, and the files, the
+//! table and stderr are those of the runs one after the other, for any N), writes the five CSV
 //! files of DESIGN section 7 (default folder `results/<scenario name>/`) and optionally the
-//! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side table (rows = metrics, columns = protocol runs).
+//! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side
+//! table (rows = metrics, columns = protocol runs).
 //!
-//! Bad input (an invalid file, an unknown protocol, a run that reaches the event bound) is
-//! reported on stderr with exit 2 before anything is written. What `validate` warns about
+//! Bad input (an invalid file, an unknown protocol, a `--jobs` of 0 or above 256, a run
+//! estimated above the memory budget, a run that reaches the event bound) is reported on
+//! stderr with exit 2 before anything is written. What `validate` warns about
 //! (scenario::warnings: no member, a slow run, a batch longer than max.poll.interval.ms, a
 //! group at or above 100% of its processing capacity, ...) is printed on stderr before the
 //! runs, and the utilisation estimate under the table.
@@ -62,12 +66,23 @@ pub struct Args {
     /// `heartbeat.interval.ms`).
     #[arg(long, requires = "trace")]
     pub trace_heartbeats: bool,
+    /// Protocol runs at once, 1 to 256 (default: the machine's cores, fewer if the memory
+    /// budget needs it); the files, the table and stderr are the same for any value.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
     #[command(flatten)]
     pub budget: super::budget::BudgetArgs,
 }
 
 /// Loads, runs every protocol, writes the outputs and prints the table.
 pub fn run(args: Args) -> Outcome {
+    let jobs = match super::jobs::parse(args.jobs) {
+        Ok(n) => n,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Outcome::BadInput;
+        }
+    };
     let scenario = match scenario::load(&args.scenario) {
         Ok(s) => s,
         Err(errors) => {
@@ -95,15 +110,13 @@ pub fn run(args: Args) -> Outcome {
         }
     };
     let chosen = Scenario { protocols: protocols.clone(), ..scenario.clone() };
-    if let Err(message) = super::budget::check_run(&args.scenario, &chosen, args.budget) {
-        eprintln!("error: {message}");
+    let Some(at_once) = runs_at_once(&args, &chosen, jobs) else {
         return Outcome::BadInput;
-    }
+    };
     for warning in scenario::warnings(&chosen) {
         eprintln!("warning: {}: {warning}", args.scenario.display());
     }
     let seed = args.seed.unwrap_or(scenario.seed);
-    let mut reports = Vec::with_capacity(protocols.len());
     let stepping = if args.plain { lab::Stepping::Plain } else { lab::Stepping::Fast };
     let out = args.out.clone().unwrap_or_else(|| Path::new("results").join(&scenario.name));
     // With --trace the traces are written during the runs, into the staging folder.
@@ -117,35 +130,16 @@ pub fn run(args: Args) -> Outcome {
             }
         }
     }
-    for protocol in protocols {
-        #[allow(clippy::disallowed_methods)] // wall time of the run, reported, never simulated
-        let started = std::time::Instant::now();
-        let traced = match (&stage, &trace_options) {
-            (Some(stage), Some(options)) => {
-                let run = (&scenario, protocol, seed, stepping);
-                match super::run_trace::run_traced(run, stage.path(), options) {
-                    Ok(result) => result,
-                    Err(message) => {
-                        eprintln!("error: {message}");
-                        return Outcome::BadInput;
-                    }
-                }
-            }
-            _ => lab::run_protocol_stepped(&scenario, protocol, seed, stepping),
-        };
-        match traced {
-            Ok(report) => {
-                if args.timing {
-                    print_timing(protocol, &report, started.elapsed());
-                }
-                reports.push(report)
-            }
-            Err(e) => {
-                eprintln!("error: {}: {e}", args.scenario.display());
-                return Outcome::BadInput;
-            }
+    let trace = stage.as_ref().zip(trace_options.as_ref()).map(|(s, o)| (s.path(), o));
+    let one = OneRun { file: &args.scenario, scenario: &scenario, seed, stepping, trace };
+    let task = |index: usize| one.run(protocols[index], args.timing);
+    let reports = match super::jobs::in_order(protocols.len(), at_once, &task) {
+        Ok(reports) => reports,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Outcome::BadInput;
         }
-    }
+    };
     if let Some(warning) = replacing_other_output(&out, &scenario.name) {
         eprintln!("warning: {}: {warning}", out.display());
     }
@@ -159,6 +153,63 @@ pub fn run(args: Args) -> Outcome {
     }
     println!("wrote {}", out.display());
     Outcome::Ok
+}
+
+/// How many protocol runs to hold at once (budget::run_at_once), printing its note; `None`
+/// after printing the refusal.
+fn runs_at_once(args: &Args, chosen: &Scenario, jobs: usize) -> Option<usize> {
+    let given = args.jobs.is_some();
+    match super::budget::run_at_once(&args.scenario, chosen, jobs, given, args.budget) {
+        Ok((at_once, note)) => {
+            if let Some(note) = note {
+                eprintln!("note: {note}");
+            }
+            Some(at_once)
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            None
+        }
+    }
+}
+
+/// What every protocol run of one `run` shares.
+struct OneRun<'a> {
+    /// The scenario file, for messages.
+    file: &'a Path,
+    scenario: &'a Scenario,
+    seed: u64,
+    stepping: lab::Stepping,
+    /// With `--trace`: the staging folder the traces go into, and the trace options.
+    trace: Option<(&'a Path, &'a report::perfetto::TraceOptions)>,
+}
+
+impl OneRun<'_> {
+    /// Runs `protocol`: its report and the lines for stderr (the trace's, then `--timing`'s),
+    /// or the error message (exit 2).
+    fn run(&self, protocol: ProtocolSpec, timing: bool) -> super::jobs::TaskResult<RunReport> {
+        #[allow(clippy::disallowed_methods)] // wall time of the run, reported, never simulated
+        let started = std::time::Instant::now();
+        let mut lines = Vec::new();
+        let result = match self.trace {
+            Some((dir, options)) => {
+                let run = (self.scenario, protocol, self.seed, self.stepping);
+                match super::run_trace::run_traced(run, dir, options)? {
+                    Ok((report, line)) => {
+                        lines.push(line);
+                        Ok(report)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            None => lab::run_protocol_stepped(self.scenario, protocol, self.seed, self.stepping),
+        };
+        let report = result.map_err(|e| format!("{}: {e}", self.file.display()))?;
+        if timing {
+            lines.push(timing_line(protocol, &report, started.elapsed()));
+        }
+        Ok((report, lines))
+    }
 }
 
 /// Writes the CSV files (and the charts) into a staging folder that then replaces `out` in
@@ -251,12 +302,13 @@ fn replacing_other_output(out: &Path, scenario: &str) -> Option<String> {
     ))
 }
 
-/// `--timing`: one line per protocol run on stderr.
-fn print_timing(protocol: ProtocolSpec, report: &metrics::RunReport, wall: std::time::Duration) {
+/// `--timing`: one line per protocol run on stderr (the run's own wall time, while others may
+/// run beside it with `--jobs`).
+fn timing_line(protocol: ProtocolSpec, report: &RunReport, wall: std::time::Duration) -> String {
     let events = report.summary.as_ref().map_or(0, |s| s.events);
     let wall_s = wall.as_secs_f64();
     let per_s = if wall_s > 0.0 { events as f64 / wall_s } else { 0.0 };
-    eprintln!("timing: {protocol}: {wall_s:.3} s wall, {events} events, {per_s:.0} events/s");
+    format!("timing: {protocol}: {wall_s:.3} s wall, {events} events, {per_s:.0} events/s")
 }
 
 /// The protocols to run: `--protocol` values if any (each parsed), else the file's list.

@@ -1,6 +1,7 @@
 //! `run --trace [--trace-window FROM..TO] [--trace-members A,B] [--trace-heartbeats]`: each
 //! protocol run also writes `trace-<protocol>.json` (report::perfetto) into the run's staging
-//! folder while it runs; one line per trace on stderr says its events and size.
+//! folder while it runs; one line per trace on stderr (printed by `run`, in protocol order)
+//! says its events and size.
 
 use lab::{RunError, Stepping};
 use metrics::RunReport;
@@ -50,13 +51,14 @@ pub fn trace_file_name(protocol: ProtocolSpec) -> String {
     format!("trace-{}.json", protocol.to_string().replace(':', "-"))
 }
 
-/// Runs one protocol with its trace written into `dir`: the run's result, or (`Err`) why the
-/// trace could not be written.
+/// Runs one protocol with its trace written into `dir`: the run's result with the line to
+/// print on stderr about the trace (its events and size), or (`Err`) why the trace could not
+/// be written.
 pub fn run_traced(
     run: (&Scenario, ProtocolSpec, u64, Stepping),
     dir: &Path,
     options: &TraceOptions,
-) -> Result<Result<RunReport, RunError>, String> {
+) -> Result<Result<(RunReport, String), RunError>, String> {
     let (scenario, protocol, seed, stepping) = run;
     let path: PathBuf = dir.join(trace_file_name(protocol));
     let file = match std::fs::File::create(&path) {
@@ -75,13 +77,13 @@ pub fn run_traced(
     match written {
         Ok((_, stats)) => {
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            eprintln!(
+            let line = format!(
                 "trace: {}: {} events, {} bytes",
                 name.unwrap_or_default(),
                 stats.events,
                 stats.bytes
             );
-            Ok(Ok(report))
+            Ok(Ok((report, line)))
         }
         Err(e) => Err(io_error(&path, e)),
     }

@@ -11,10 +11,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// At most this many worker threads: each holds a run's memory, and 100,000 threads took
-/// about a minute to fail (issue 27 item 9).
-pub const MAX_JOBS: usize = 256;
-
 /// Arguments of `sweep`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -55,17 +51,9 @@ pub fn run(args: Args) -> Outcome {
         Ok(f) => f,
         Err(msg) => return bad(&msg),
     };
-    let jobs = match args.jobs {
-        // The Python package's sweep gives the same message for 0 (python/src/outputs.rs).
-        Some(0) => return bad("--jobs: must be at least 1"),
-        Some(n) if n > MAX_JOBS => {
-            return bad(&format!(
-                "--jobs {n} is not allowed: from 1 to {MAX_JOBS} worker threads (the default \
-                 is the machine's cores)"
-            ))
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, usize::from),
+    let jobs = match super::jobs::parse(args.jobs) {
+        Ok(n) => n,
+        Err(msg) => return bad(&msg),
     };
     let plan = match SweepPlan::load(&args.file, args.seeds, &git_commit(), scenario::from_table) {
         Ok(p) => p,

@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Outcome {
 fn validate_one(file: &Path, args: &Args) -> bool {
     match scenario::load(file) {
         Ok(s) => {
-            if let Err(message) = super::budget::check_run(file, &s, args.budget) {
+            if let Err(message) = super::budget::check_run(file, &s, 1, args.budget) {
                 eprintln!("error: {message}");
                 return false;
             }
