@@ -47,6 +47,17 @@ enum Command {
     Diff(commands::diff::Args),
     /// Redraw the charts of a run from its CSV files.
     Plot(commands::plot::Args),
+    /// Build a Perfetto trace of a run from its files (partitions, rebalances, counters).
+    ///
+    /// Reads summary, rebalances, ownership and timeline (CSV, or Parquet when the run wrote
+    /// only Parquet) from RUN_DIR and writes trace-<protocol>.files.json per protocol run:
+    /// one track per partition (owner spans, idle and down spans with their state and the
+    /// rebalance they began in), the coordinator's rebalances (trigger, rounds, members) and
+    /// the counters lag, down partitions and members. The files hold no member states,
+    /// commits, max-poll expiries, heartbeats or group state (so no generation): those are
+    /// only in the trace `run --trace` writes, whose partition and rebalance spans are the
+    /// same. docs/formats.md describes both.
+    Trace(commands::trace::Args),
     /// Random scenarios from seeds, every invariant checked after every event; exit 1 on a failure.
     Chaos(commands::chaos::Args),
 }
@@ -79,6 +90,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Plot(args) => commands::plot::run(args),
+        Command::Trace(args) => commands::trace::run(args),
         Command::Chaos(args) => commands::chaos::run(args),
     };
     commands::exit(outcome)

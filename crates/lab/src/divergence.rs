@@ -24,10 +24,10 @@
 //! - **per partition, its access changes** (`Access`: time, owner, state, first waiting
 //!   record) in the order observed, and **its skips** (`Skip`) in the order observed;
 //! - **for the group**, in the order observed: every other observation (topics, partitions
-//!   added, rebalances, commits, max-poll expiries, samples, the end), where a sample's
-//!   processed count is the records reported before it plus its `unreported` (the number the
-//!   metrics read: `produced - unreported - reported` is its lag), and the end's event count
-//!   is left out (fast stepping exists to make it smaller).
+//!   added, rebalances, commits, max-poll expiries, member states, samples, the end), where
+//!   a sample's processed count is the records reported before it plus its `unreported` (the
+//!   number the metrics read: `produced - unreported - reported` is its lag), and the end's
+//!   event count is left out (fast stepping exists to make it smaller).
 //!
 //! What it does not compare: the order of a partition's records relative to its access
 //! changes and skips, and of one partition's facts relative to another's (the metrics'
@@ -40,8 +40,8 @@ use crate::single::RunError;
 use metrics::{Collector, RunReport};
 use model::observe::{RecordByRecord, RecordObserver};
 use model::{
-    AccessRef, NoProbe, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Stepping,
-    Tp,
+    AccessRef, MemberState, NoProbe, Observation, Observer, PartState, PeriodicStretch,
+    RecordTimes, Stepping, Tp,
 };
 use scenario::{ProtocolSpec, Scenario};
 use sim_core::SimTime;
@@ -125,6 +125,17 @@ pub enum Fact {
         /// Member name.
         member: String,
     },
+    /// A member's state changed.
+    MemberState {
+        /// When.
+        at: SimTime,
+        /// Member name.
+        member: Arc<str>,
+        /// Its incarnation.
+        incarnation: u32,
+        /// The new state.
+        state: MemberState,
+    },
     /// A periodic sample.
     Sample {
         /// When.
@@ -152,6 +163,7 @@ impl Fact {
             Fact::Access { owner, .. } => owner.as_deref(),
             Fact::Commit { member, .. } => Some(member),
             Fact::MaxPollExpired { member, .. } => Some(member),
+            Fact::MemberState { member, .. } => Some(member),
             _ => None,
         }
     }
@@ -186,6 +198,9 @@ impl fmt::Display for Fact {
                 write!(f, "commit at {at} by {member}: {}", if *ok { "stored" } else { "refused" })
             }
             Fact::MaxPollExpired { at, member } => write!(f, "max.poll expired at {at}: {member}"),
+            Fact::MemberState { at, member, incarnation, state } => {
+                write!(f, "member {member} (incarnation {incarnation}) {} at {at}", state.name())
+            }
             Fact::Sample { at, produced, members, processed } => write!(
                 f,
                 "sample at {at}: produced {produced}, processed {processed}, {members} members"
@@ -416,6 +431,7 @@ fn entry_time(fact: &Fact, otherwise: SimTime) -> SimTime {
         | Fact::RebalanceEnded { at, .. }
         | Fact::Commit { at, .. }
         | Fact::MaxPollExpired { at, .. }
+        | Fact::MemberState { at, .. }
         | Fact::Sample { at, .. }
         | Fact::End { at, .. } => *at,
         Fact::Topics { .. } | Fact::Skip { .. } => otherwise,
@@ -462,6 +478,10 @@ impl RecordObserver for Trace {
             }
             Observation::MaxPollExpired { at, member } => {
                 self.push_group(Fact::MaxPollExpired { at, member })
+            }
+            Observation::MemberState { at, member, incarnation, state } => {
+                let member = member.name;
+                self.push_group(Fact::MemberState { at, member, incarnation, state })
             }
             Observation::Sample { at, produced, members, unreported } => {
                 let processed = self.reported + unreported;

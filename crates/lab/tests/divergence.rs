@@ -153,9 +153,10 @@ fn owner_before(trace: &Trace, tp: Tp, at: SimTime) -> Option<String> {
 }
 
 /// Two runs of `sims/crash.toml` whose only difference is the time c1 crashes (2m, and 2m10s):
-/// they are the same run until 2m, when c1's partitions become `owner-dead` in the first.
-/// The first divergence is that access change of the lowest partition c1 owns then (a tie
-/// at 2m between c1's partitions goes to the lowest), and every track agrees before 2m.
+/// they are the same run until 2m, when c1 dies and its partitions become `owner-dead` in the
+/// first. The first divergence is c1's member state `dead` (the group's track comes first in
+/// a tie), the first on each of c1's partitions' tracks their access change to `owner-dead`,
+/// and every track agrees before 2m.
 #[test]
 fn runs_that_differ_from_a_crash_on_diverge_at_the_crash() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims/crash.toml");
@@ -178,11 +179,22 @@ fn runs_that_differ_from_a_crash_on_diverge_at_the_crash() {
 
     let d = first_divergence(&a, &b).expect_err("the runs differ");
     assert_eq!(d.at, crash, "{d}");
-    assert_eq!(d.track, Track::Access(c1_partitions[0]), "{d}");
+    assert_eq!(d.track, Track::Group, "{d}");
     assert_eq!(d.member.as_deref(), Some("c1"), "{d}");
-    let Some(Fact::Access { at, state, .. }) = &d.facts.0 else { panic!("{d}") };
-    assert_eq!((*at, state.name()), (crash, "owner-dead"), "{d}");
+    let Some(Fact::MemberState { at, state, .. }) = &d.facts.0 else { panic!("{d}") };
+    assert_eq!((*at, state.name()), (crash, "dead"), "{d}");
     assert_ne!(d.facts.0, d.facts.1, "{d}");
+    for &tp in &c1_partitions {
+        let track = Track::Access(tp);
+        let at_crash = |t: &Trace| {
+            let facts = t.facts(track).into_iter().zip(t.times(track));
+            facts.filter(|(_, at)| *at >= crash).map(|(f, _)| f.clone()).next()
+        };
+        let (first, second) = (at_crash(&a), at_crash(&b));
+        let Some(Fact::Access { at, state, .. }) = &first else { panic!("{tp:?}: {first:?}") };
+        assert_eq!((*at, state.name()), (crash, "owner-dead"), "{tp:?}");
+        assert_ne!(first, second, "{tp:?}");
+    }
     // Every track is equal on its facts before 2m (the lists cut at the same time).
     let before = |t: &Trace, track: Track| -> Vec<Fact> {
         let (facts, times) = (t.facts(track), t.times(track));
@@ -266,6 +278,7 @@ fn timed(o: &Observation) -> Option<SimTime> {
         | Observation::RebalanceEnded { at, .. }
         | Observation::Commit { at, .. }
         | Observation::MaxPollExpired { at, .. }
+        | Observation::MemberState { at, .. }
         | Observation::Sample { at, .. }
         | Observation::End { at, .. } => Some(*at),
         Observation::Topics { .. }
@@ -277,11 +290,14 @@ fn timed(o: &Observation) -> Option<SimTime> {
 
 /// The observation contract (`model::observe`): `Topics` first, `End` last, and every
 /// observation with a time in time order, under both steppings, for every protocol of
-/// scenarios with a crash, a pause and a scale-out.
+/// scenarios with a crash, a pause, a stall (whose end is reported before the first event
+/// after it) and a scale-out.
 #[test]
 fn timed_observations_come_in_time_order() {
     let sims = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims");
-    for file in ["crash.toml", "gc-pause.toml", "kip848-scale-out.toml", "tubemq.toml"] {
+    for file in
+        ["crash.toml", "gc-pause.toml", "stall.toml", "kip848-scale-out.toml", "tubemq.toml"]
+    {
         let s = load(&sims.join(file));
         for &protocol in &s.protocols {
             for stepping in [Stepping::Plain, Stepping::Fast] {

@@ -10,34 +10,42 @@ use report::perfetto::{TraceOptions, TraceWriter};
 use scenario::Scenario;
 use serde_json::Value;
 use sim_core::SimTime;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 
-/// `sims/crash.toml` under lock-step timing (`[timing] exact = true`): the crash falls at 2m.
-fn crash() -> Scenario {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims/crash.toml");
-    let text = std::fs::read_to_string(&path).expect("sims/crash.toml");
+/// `sims/<file>` under lock-step timing (`[timing] exact = true`, docs/timing.md): its events
+/// fall exactly at their `at` (the crash at 2m), as the derivations below need.
+fn sim(file: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sims").join(file);
+    let text = std::fs::read_to_string(&path).expect("the scenario file");
     scenario::parse_str(&format!("{text}\n[timing]\nexact = true\n"), &path)
-        .expect("sims/crash.toml loads")
+        .expect("the scenario loads")
+}
+
+fn crash() -> Scenario {
+    sim("crash.toml")
 }
 
 fn protocol(text: &str) -> scenario::ProtocolSpec {
     Scenario::parse_protocol(text).expect("a protocol")
 }
 
-/// The report and the trace's events of one run.
+/// The report and the trace's events of one run of `sims/crash.toml`.
 fn traced(text: &str, options: TraceOptions) -> (RunReport, Vec<u8>, Vec<Value>) {
-    let scenario = crash();
+    traced_run(&crash(), text, options)
+}
+
+/// The report and the trace's events of one run of `scenario`.
+fn traced_run(
+    scenario: &Scenario,
+    text: &str,
+    options: TraceOptions,
+) -> (RunReport, Vec<u8>, Vec<Value>) {
     let spec = protocol(text);
     let writer = TraceWriter::new(Vec::new(), "crash", spec.protocol.name(), options).unwrap();
-    let (report, written) = lab::trace::run_protocol_traced(
-        &scenario,
-        spec,
-        scenario.seed,
-        lab::Stepping::Fast,
-        writer,
-    )
-    .expect("the run");
+    let (report, written) =
+        lab::trace::run_protocol_traced(scenario, spec, scenario.seed, lab::Stepping::Fast, writer)
+            .expect("the run");
     let (bytes, stats) = written.expect("the trace");
     assert_eq!(stats.bytes, bytes.len() as u64, "the byte count is the file's size");
     let json: Value = serde_json::from_slice(&bytes).expect("the trace is valid JSON");
@@ -52,65 +60,14 @@ fn micros(v: &Value) -> f64 {
 
 /// `(pid, tid)` of an event.
 fn track(e: &Value) -> (u64, u64) {
-    (e["pid"].as_u64().expect("pid"), e["tid"].as_u64().unwrap_or(0))
+    report::perfetto::check::track(e)
 }
 
-/// The format's rules, as the viewers need them.
+/// The format's rules, as the viewers need them (report::perfetto::check, shared with the
+/// file-built trace's tests in crates/cli/tests/trace.rs).
 fn check_format(events: &[Value]) {
-    let mut processes = BTreeSet::new();
-    let mut threads = BTreeSet::new();
-    let mut last_end: BTreeMap<(u64, u64), f64> = BTreeMap::new();
-    let mut last_instant: BTreeMap<(u64, u64, String), f64> = BTreeMap::new();
-    for e in events {
-        let ph = e["ph"].as_str().expect("every event has ph");
-        assert!(e["name"].is_string(), "every event has a name: {e}");
-        assert!(e["pid"].is_u64(), "every event has a pid: {e}");
-        match ph {
-            "M" => {
-                let name = e["name"].as_str().unwrap();
-                assert!(e["args"].is_object(), "{e}");
-                match name {
-                    "process_name" | "process_sort_index" => {
-                        processes.insert(e["pid"].as_u64().unwrap());
-                    }
-                    "thread_name" | "thread_sort_index" => {
-                        threads.insert(track(e));
-                    }
-                    other => panic!("unknown metadata {other}"),
-                }
-            }
-            "X" | "i" | "C" => {
-                assert!(e["cat"].is_string() && e["ts"].is_number(), "{e}");
-                assert!(e["tid"].is_u64(), "{e}");
-                assert!(processes.contains(&track(e).0), "process named before use: {e}");
-                if ph != "C" {
-                    assert!(threads.contains(&track(e)), "thread named before use: {e}");
-                }
-                let ts = micros(&e["ts"]);
-                assert!(ts >= 0.0);
-                if ph == "X" {
-                    let dur = micros(&e["dur"]);
-                    assert!(dur > 0.0, "no empty span: {e}");
-                    let end = last_end.entry(track(e)).or_insert(0.0);
-                    // Times are microseconds with 3 decimals (whole nanoseconds): `ts + dur` of
-                    // the span before may exceed this `ts` by a rounding error far below 1 ns.
-                    assert!(ts >= *end - 1e-4, "spans of a track in order, not overlapping: {e}");
-                    *end = ts + dur;
-                } else {
-                    let key = (track(e).0, track(e).1, e["name"].as_str().unwrap().to_string());
-                    let last = last_instant.entry(key).or_insert(0.0);
-                    assert!(ts >= *last, "instants and counters in order: {e}");
-                    *last = ts;
-                }
-                if ph == "i" {
-                    assert_eq!(e["s"], "t", "{e}");
-                }
-                if ph == "C" {
-                    assert!(e["args"]["value"].is_number(), "{e}");
-                }
-            }
-            other => panic!("unexpected phase {other}: {e}"),
-        }
+    if let Err(broken) = report::perfetto::check::format(events) {
+        panic!("{broken}");
     }
 }
 
@@ -166,11 +123,32 @@ fn the_crash_trace_follows_the_format_and_tells_the_crash() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert_eq!(owners, ["c1", "c0"], "owner spans of orders-4");
+    // From the crash at 2m, the partition is idle (owner c1) until its next record arrives,
+    // then down on the dead owner until the session expires: the ownership.csv rows.
+    let c1 = part.iter().find(|s| s["name"] == "c1").expect("c1's span");
+    assert_eq!(micros(&c1["ts"]) + micros(&c1["dur"]), 120e6, "c1 consumes until the crash");
+    let idle = part.iter().find(|s| s["name"] == "idle" && micros(&s["ts"]) == 120e6);
+    let idle = idle.expect("an idle span from the crash");
+    assert_eq!(idle["args"]["owner"], "c1");
     let dead = part.iter().find(|s| s["name"] == "owner-dead").expect("an owner-dead span");
-    assert_eq!(micros(&dead["ts"]), 120e6, "from the crash at 2m");
+    assert_eq!(micros(&dead["ts"]), micros(&idle["ts"]) + micros(&idle["dur"]));
     assert_eq!(dead["args"]["owner"], "c1");
     let dead_end = micros(&dead["ts"]) + micros(&dead["dur"]);
     assert!((dead_end - expiry.start_s * 1e6).abs() < 1e-3, "to the session expiry");
+    // Every span of the partition is a row of ownership.csv, in order.
+    let rows: Vec<(f64, f64, &str)> = report
+        .ownership
+        .iter()
+        .filter(|o| o.topic == "orders" && o.partition == 4)
+        .map(|o| (o.start_s * 1e6, o.end_s * 1e6, o.state))
+        .collect();
+    assert_eq!(rows.len(), part.len(), "one span per ownership row");
+    for (span, (start, end, state)) in part.iter().zip(&rows) {
+        assert!((micros(&span["ts"]) - start).abs() < 1e-3, "{span} vs {start}");
+        let span_end = micros(&span["ts"]) + micros(&span["dur"]);
+        assert!((span_end - end).abs() < 1e-3, "{span} vs {end}");
+        assert_eq!(span["args"]["state"], *state);
+    }
 
     // The member's own track: consuming, then dead from 2m to the end of the run (5m).
     let pid = member_pid(&events, "c1");
@@ -192,6 +170,43 @@ fn the_crash_trace_follows_the_format_and_tells_the_crash() {
     // The counters are the timeline.csv samples.
     let lag = events.iter().filter(|e| e["ph"] == "C" && e["name"] == "lag").count();
     assert_eq!(lag, report.timeline.len());
+}
+
+/// Member states are the model's (`Observation::MemberState`), not read from event text: in
+/// `sims/stall.toml` c1 stalls at 1m for 90 s, in `sims/gc-pause.toml` c2 pauses at 2m for
+/// 60 s, and their tracks show exactly those spans; before them each joined (its first
+/// JoinGroup sent at the start), synced (classic only) and consumed.
+#[test]
+fn member_states_are_the_models_stalls_and_pauses() {
+    let cases = [
+        ("stall.toml", "c1", "stalled", 60e6, 90e6),
+        ("gc-pause.toml", "c2", "paused", 120e6, 60e6),
+    ];
+    for (file, member, state, at_us, for_us) in cases {
+        let scenario = sim(file);
+        for text in ["eager:range", "consumer:uniform"] {
+            let what = format!("{file} {text} {member}");
+            let (_, _, events) = traced_run(&scenario, text, TraceOptions::default());
+            check_format(&events);
+            let states = spans(&events, member_pid(&events, member), 1);
+            let hits: Vec<&&Value> = states.iter().filter(|s| s["name"] == state).collect();
+            assert_eq!(hits.len(), 1, "{what}: one {state} span");
+            assert_eq!(
+                (micros(&hits[0]["ts"]), micros(&hits[0]["dur"])),
+                (at_us, for_us),
+                "{what}"
+            );
+            let names: Vec<&str> = states.iter().map(|s| s["name"].as_str().unwrap()).collect();
+            let joined = if text == "eager:range" {
+                &["joining", "syncing", "consuming"][..]
+            } else {
+                &["joining", "consuming"][..] // KIP-848: no SyncGroup
+            };
+            assert_eq!(&names[..joined.len()], joined, "{what}: {names:?}");
+            assert_eq!(micros(&states[0]["ts"]), 0.0, "{what}: the first JoinGroup at the start");
+            assert!(states.iter().all(|s| s["args"]["incarnation"] == 1), "{what}");
+        }
+    }
 }
 
 #[test]

@@ -633,7 +633,7 @@ impl Observer for Collector {
                 self.on_rebalance_end(at, rounds, members)
             }
             Observation::Commit { ok, .. } => self.commits_failed += u64::from(!ok),
-            Observation::MaxPollExpired { .. } => {}
+            Observation::MaxPollExpired { .. } | Observation::MemberState { .. } => {}
             Observation::Sample { at, produced, members, unreported } => {
                 self.on_sample(at, produced.saturating_sub(unreported), members)
             }

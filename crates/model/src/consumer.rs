@@ -26,6 +26,7 @@
 //! assignment of round 1); the `max.poll.interval.ms` check runs on a 500 ms grid.
 
 use crate::invariants::{assert_holds, first_broken, require, Broken, Fact};
+use crate::observe::MemberState;
 use crate::processing::ProcessingSampler;
 use crate::records::RecordTimes;
 use crate::types::{
@@ -574,6 +575,26 @@ impl Consumer {
     /// The protocol phase.
     pub fn phase(&self) -> Phase {
         self.phase
+    }
+    /// The member's place in its group protocol, as [`Observation::MemberState`] names it
+    /// (the world adds the states of the process: `world/member_state.rs`).
+    ///
+    /// [`Observation::MemberState`]: crate::Observation::MemberState
+    pub fn protocol_state(&self) -> MemberState {
+        match &self.membership {
+            Membership::Assigned(_) => MemberState::Running,
+            Membership::Kip848(state) if state.joining => MemberState::Joining,
+            Membership::Classic | Membership::Kip848(_) => match self.phase {
+                Phase::Unjoined => MemberState::Unjoined,
+                Phase::Joining => MemberState::Joining,
+                Phase::Syncing => MemberState::Syncing,
+                Phase::Stable => MemberState::Consuming,
+            },
+        }
+    }
+    /// Whether a graceful close began (the process exits once its batch and commit are done).
+    pub fn closing(&self) -> bool {
+        self.closing
     }
     /// The generation of the owned partitions (-1 when none or reset).
     pub fn owned_generation(&self) -> i32 {

@@ -8,11 +8,12 @@
 //! `protocols/tubemq_server/master.rs`. The facts that span members are the world's, at the
 //! end of this file: no partition consumed by two members in one generation, a protocol's
 //! single owner, the classic generation only grows, no member ahead of its coordinator's
-//! generation. Each machine offers `broken()` (the first fact that does not hold, if any) and
-//! `check_invariants()` (panics naming it). The run loop asserts the world's facts, and
-//! through them every machine's, after every event in debug builds and tests; release builds
-//! never evaluate them. A probe reads them without panicking through `WorldView::broken`
-//! (chaos mode reports a broken fact as a violation of that name).
+//! generation, every member's state reported (`world/member_state.rs`). Each machine offers
+//! `broken()` (the first fact that does not hold, if any) and `check_invariants()` (panics
+//! naming it). The run loop asserts the world's facts, and through them every machine's,
+//! after every event in debug builds and tests; release builds never evaluate them. A probe
+//! reads them without panicking through `WorldView::broken` (chaos mode reports a broken fact
+//! as a violation of that name).
 
 use crate::types::Tp;
 use crate::world::{Stepper, World};
@@ -68,7 +69,7 @@ impl<S: Stepper> World<'_, S> {
     /// are checked: the group's machine, then every live consumer, then the facts that span
     /// members.
     pub(crate) fn broken(&self) -> Option<Broken> {
-        let facts: [Fact<Self>; 7] = [
+        let facts: [Fact<Self>; 8] = [
             Self::group_facts,
             Self::consumer_facts,
             Self::classic_generations_grow,
@@ -76,6 +77,7 @@ impl<S: Stepper> World<'_, S> {
             Self::tubemq_server_single_owner,
             Self::manual_single_owner,
             Self::one_consumer_per_generation,
+            Self::member_states_reported,
         ];
         first_broken(self, &facts)
     }

@@ -22,7 +22,9 @@ pub mod workload;
 pub mod world;
 
 pub use invariants::Broken;
-pub use observe::{AccessRef, MemberRef, Observation, Observer, PartState, PeriodicStretch};
+pub use observe::{
+    AccessRef, MemberRef, MemberState, Observation, Observer, PartState, PeriodicStretch,
+};
 pub use records::RecordTimes;
 pub use tp_table::TpTable;
 pub use types::{Conn, Tp};

@@ -4,7 +4,7 @@
 //! The contract (what an observer may rely on):
 //! - `Topics` comes first and `End` last, once each.
 //! - Observations that carry a time (`at`) come in order of that time: access changes,
-//!   rebalances, commits, max-poll expiries, samples, partitions added.
+//!   rebalances, commits, max-poll expiries, member states, samples, partitions added.
 //! - Processed records do **not** come in time order. A batch's records may be reported when
 //!   the batch starts (their ends lie ahead) or, under fast stepping, when a steady member is
 //!   caught up, later than observations of other partitions and of the same partition (a
@@ -59,6 +59,58 @@ impl PartState {
             PartState::OwnerDead => "owner-dead",
             PartState::OwnerPaused => "owner-paused",
             PartState::OwnerDisconnected => "owner-disconnected",
+        }
+    }
+}
+
+/// What a member's process is doing ([`Observation::MemberState`]): its place in its group
+/// protocol, or a state of the process that overrides it. When several hold, the first of
+/// these wins: dead or closed, paused, disconnected, stalled, closing, then the protocol's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MemberState {
+    /// In no group (TubeMQ, manual assignment): the process runs.
+    Running,
+    /// In no generation and no join in flight: it (re)joins at its next poll (after its
+    /// `max.poll.interval.ms` expired, a fence, or an error that reset it).
+    Unjoined,
+    /// Its JoinGroup (classic) or joining heartbeat (KIP-848, epoch 0) is sent, and no
+    /// response handled yet (a Java member busy with a batch handles it at its next poll).
+    Joining,
+    /// Its SyncGroup is sent (classic): it waits for its assignment.
+    Syncing,
+    /// In a generation (classic: its SyncGroup answered, the assignment taking effect at its
+    /// next poll; KIP-848: it has a member epoch).
+    Consuming,
+    /// A graceful close began: it finishes its batch (or its commit), then commits, revokes
+    /// and leaves.
+    Closing,
+    /// A processing stall: its batch takes longer by the stall's duration (heartbeats go on).
+    Stalled,
+    /// Cut off from the coordinator and the brokers.
+    Disconnected,
+    /// The whole process is frozen (no heartbeats, no polls).
+    Paused,
+    /// The process crashed (no commit, no leave).
+    Dead,
+    /// The process closed gracefully.
+    Closed,
+}
+
+impl MemberState {
+    /// The name a trace shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberState::Running => "running",
+            MemberState::Unjoined => "unjoined",
+            MemberState::Joining => "joining",
+            MemberState::Syncing => "syncing",
+            MemberState::Consuming => "consuming",
+            MemberState::Closing => "closing",
+            MemberState::Stalled => "stalled",
+            MemberState::Disconnected => "disconnected",
+            MemberState::Paused => "paused",
+            MemberState::Dead => "dead",
+            MemberState::Closed => "closed",
         }
     }
 }
@@ -202,6 +254,18 @@ pub enum Observation {
         at: SimTime,
         /// Member name.
         member: String,
+    },
+    /// The state of a member's incarnation changed (reported only on a change, and once
+    /// when an incarnation starts).
+    MemberState {
+        /// When.
+        at: SimTime,
+        /// The member.
+        member: MemberRef,
+        /// Its incarnation (1 for the first start, one more at each restart).
+        incarnation: u32,
+        /// The new state.
+        state: MemberState,
     },
     /// A periodic sample.
     Sample {

@@ -15,7 +15,7 @@ use crate::consumer::{
     Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
     ConsumerTimer, LogView, RevokeCause, CONSUMER_TIMER_SLOTS,
 };
-use crate::observe::{AccessRef, Observation, Observer, PartState};
+use crate::observe::{AccessRef, MemberState, Observation, Observer, PartState};
 use crate::ownership::{self, Books, CatchUp};
 use crate::processing::ProcessingSampler;
 use crate::protocols::assigned::world::ExtEv;
@@ -31,6 +31,7 @@ use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId, RANK_LAST};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+mod member_state;
 mod stepper;
 mod timing;
 mod view;
@@ -205,6 +206,12 @@ pub(crate) struct Slot {
     held: Vec<ConsumerInput>,
     pub(crate) disconnected: bool,
     restart_pending: bool,
+    /// The state last reported for the incarnation (`world/member_state.rs`).
+    reported: Option<(u32, MemberState)>,
+    /// The end of the incarnation's processing stall (in the past when none).
+    stalled_until: SimTime,
+    /// The incarnation exited after a graceful close (not a crash).
+    exited: bool,
 }
 
 impl Slot {
@@ -262,6 +269,8 @@ pub(crate) struct World<'o, S: Stepper> {
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
+    /// The ends of the members' processing stalls (`world/member_state.rs`).
+    stall_ends: member_state::StallEnds,
 }
 
 impl<'o, S: Stepper> World<'o, S> {
@@ -324,6 +333,7 @@ impl<'o, S: Stepper> World<'o, S> {
             sample_every: SimTime::from_secs(every_s),
             stepper: S::new(periodic, order.len()),
             spare_outboxes: Vec::new(),
+            stall_ends: member_state::StallEnds::default(),
         };
         world.init(scenario, protocol);
         world
@@ -427,6 +437,7 @@ impl<'o, S: Stepper> World<'o, S> {
             }
             let (now, ev) = self.queue.pop().expect("peeked an event");
             events += 1;
+            self.end_stalls(now);
             S::before_event(self, &ev);
             if probe.wants_events() {
                 probe.before_event(now, &ev);
@@ -446,6 +457,7 @@ impl<'o, S: Stepper> World<'o, S> {
 
     fn finish(&mut self, events: u64) {
         let end = self.end;
+        self.end_stalls(end);
         S::before_end(self, end);
         for slot in 0..self.slots.len() {
             let Some(consumer) = self.slots[slot].consumer.as_ref() else { continue };
@@ -488,6 +500,7 @@ impl<'o, S: Stepper> World<'o, S> {
                     self.slots[slot].disconnected = false;
                     self.books.mark_owned_by(conn);
                     self.member_input(now, conn, ConsumerInput::Reconnect);
+                    self.report_member_state(now, slot);
                 }
             }
             Ev::Sample => self.sample(now),
@@ -569,10 +582,14 @@ impl<'o, S: Stepper> World<'o, S> {
         if S::before_input(self, slot, now, &input) {
             return;
         }
+        if let ConsumerInput::Stall(by) = &input {
+            self.begin_stall(now, slot, *by);
+        }
         let mut out = self.take_outbox();
         let Some(conn) = self.run_member(slot, now, input, &mut out) else { return };
         self.apply_member_outbox(now, slot, conn, out);
         S::after_input(self, slot, now);
+        self.report_member_state(now, slot);
     }
 
     /// Runs the machine of the member in `slot` on `input` into `out`, in place (a member
@@ -695,8 +712,9 @@ impl<'o, S: Stepper> World<'o, S> {
             }
             ConsumerNote::Exited => {
                 let name = name();
-                self.group_member_exited(now, conn);
                 let slot = conn.slot as usize;
+                self.slots[slot].exited = true;
+                self.group_member_exited(now, conn);
                 if self.slots[slot].restart_pending {
                     self.slots[slot].restart_pending = false;
                     self.queue.schedule(now, Ev::Action(Action::Start(name)));
@@ -763,6 +781,9 @@ impl<'o, S: Stepper> World<'o, S> {
             held: Vec::new(),
             disconnected: false,
             restart_pending: false,
+            reported: None,
+            stalled_until: SimTime::ZERO,
+            exited: false,
         });
         self.stepper.add_slot(wake);
         index
@@ -888,6 +909,7 @@ impl<'o, S: Stepper> World<'o, S> {
             self.queue.cancel(id);
         }
         self.stepper.restart(slot);
+        self.reset_member_state(slot);
         let conn = Conn { slot: slot as u32, incarnation: self.slots[slot].incarnation };
         let consumer = self.new_consumer(conn, name);
         self.slots[slot].consumer = Some(consumer);
@@ -904,6 +926,7 @@ impl<'o, S: Stepper> World<'o, S> {
             self.queue.cancel(id);
         }
         S::on_crash(self, slot);
+        self.report_member_state(now, slot);
         self.books.mark_owned_by(conn);
         if let Some(after) = restart_after {
             self.down_waiting.insert(name.to_string());
@@ -917,6 +940,7 @@ impl<'o, S: Stepper> World<'o, S> {
             self.deliver(now, slot, ConsumerInput::Pause(d));
         }
         self.slots[slot].paused = true;
+        self.report_member_state(now, slot);
         S::on_pause(self, slot);
         self.books.mark_owned_by(conn);
         self.queue.schedule(now + d, Ev::Resume(conn));
@@ -928,6 +952,7 @@ impl<'o, S: Stepper> World<'o, S> {
             return;
         }
         self.slots[slot].paused = false;
+        self.report_member_state(now, slot);
         self.books.mark_owned_by(conn);
         let held = std::mem::take(&mut self.slots[slot].held);
         for input in held {

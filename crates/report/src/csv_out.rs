@@ -39,13 +39,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Temporary files are created owner-only (0600); outputs are ordinary files (0644).
 #[cfg(unix)]
-fn set_readable_by_all(file: &std::fs::File) -> io::Result<()> {
+pub(crate) fn set_readable_by_all(file: &std::fs::File) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     file.set_permissions(std::fs::Permissions::from_mode(0o644))
 }
 
 #[cfg(not(unix))]
-fn set_readable_by_all(_file: &std::fs::File) -> io::Result<()> {
+pub(crate) fn set_readable_by_all(_file: &std::fs::File) -> io::Result<()> {
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! Reports: the CSV files of DESIGN section 7 (written atomically), the same tables as
-//! Parquet (`--format parquet`), a run's Perfetto trace (`run --trace`) and the charts.
+//! Parquet (`--format parquet`), a run's Perfetto trace (`run --trace`, or `trace RUN_DIR`
+//! from its files) and the charts.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

@@ -12,6 +12,7 @@ pub mod plot;
 pub mod run;
 pub mod run_trace;
 pub mod sweep;
+pub mod trace;
 pub mod validate;
 
 use std::process::ExitCode;

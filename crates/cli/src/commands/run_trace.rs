@@ -7,6 +7,7 @@ use lab::{RunError, Stepping};
 use metrics::RunReport;
 use report::perfetto::{TraceOptions, TraceWriter};
 use scenario::{ProtocolSpec, Scenario};
+use sim_core::SimTime;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -21,15 +22,29 @@ pub fn options(
     if !trace {
         return Ok(None);
     }
+    let flags = ("--trace-window", "--trace-members");
+    let (window, members) = window_and_members(flags, window, members, scenario.duration)?;
+    Ok(Some(TraceOptions { window, members, heartbeats }))
+}
+
+/// A trace's window (`FROM..TO`, starting before `duration`, the run's end) and member list
+/// (`c0,c3`), each `None` when not given; `flags` name the options in messages (`run`'s
+/// `--trace-window`, `trace`'s `--window`).
+pub fn window_and_members(
+    flags: (&str, &str),
+    window: Option<&str>,
+    members: &[String],
+    duration: SimTime,
+) -> Result<TraceFilter, String> {
+    let (window_flag, members_flag) = flags;
     let window = match window {
         None => None,
         Some(text) => {
             let (from, to) =
-                TraceOptions::parse_window(text).map_err(|e| format!("--trace-window {e}"))?;
-            if from >= scenario.duration {
+                TraceOptions::parse_window(text).map_err(|e| format!("{window_flag} {e}"))?;
+            if from >= duration {
                 return Err(format!(
-                    "--trace-window {text}: starts at or after the end of the run ({})",
-                    scenario.duration
+                    "{window_flag} {text}: starts at or after the end of the run ({duration})"
                 ));
             }
             Some((from, to))
@@ -39,16 +54,24 @@ pub fn options(
         None
     } else {
         if let Some(empty) = members.iter().find(|m| m.trim().is_empty()) {
-            return Err(format!("--trace-members: an empty member name (`{empty}`); use c0,c3"));
+            return Err(format!("{members_flag}: an empty member name (`{empty}`); use c0,c3"));
         }
         Some(members.iter().map(|m| m.trim().to_string()).collect::<BTreeSet<_>>())
     };
-    Ok(Some(TraceOptions { window, members, heartbeats }))
+    Ok((window, members))
 }
+
+/// A trace's window and member filter ([`TraceOptions::window`], [`TraceOptions::members`]).
+pub type TraceFilter = (Option<(SimTime, SimTime)>, Option<BTreeSet<String>>);
 
 /// `trace-<protocol>.json`: `trace-eager-range.json`, `trace-eager-range+static.json`.
 pub fn trace_file_name(protocol: ProtocolSpec) -> String {
-    format!("trace-{}.json", protocol.to_string().replace(':', "-"))
+    format!("trace-{}.json", file_part(&protocol.to_string()))
+}
+
+/// `eager:range+static` as a file name's part: `eager-range+static`.
+pub fn file_part(protocol: &str) -> String {
+    protocol.replace(':', "-")
 }
 
 /// Runs one protocol with its trace written into `dir`: the run's result with the line to
