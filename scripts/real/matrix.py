@@ -51,6 +51,8 @@ SCENARIOS = {
 # join at 60 s into a group with 1 s heartbeats, repeated to measure the real spread.
 EXTRA = {
     "scale-out-60s": ROOT / "sims/real/scale-out-60s.toml",
+    # Issue 25 item 5: partitions added; a classic group sees them at its metadata refreshes.
+    "partitions-added": HERE / "scenarios/partitions-added.toml",
 }
 DECIDING = ["eager:range", "cooperative:cooperative-sticky"]
 OTHERS = ["eager:range+static", "consumer:uniform"]

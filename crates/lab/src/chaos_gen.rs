@@ -17,7 +17,7 @@ use rand::Rng;
 use scenario::{
     default_broker_config, default_consumer_config, default_tubemq, member_order, scale_plan,
     Arrival, Client, CommitPolicy, ConsumerSpec, Event, EventKind, GroupSpec, NetworkSpec,
-    OffsetReset, Processing, ProtocolSpec, Scenario, TimingSpec, TopicSpec,
+    OffsetReset, Processing, ProducerSpec, ProtocolSpec, Scenario, TimingSpec, TopicSpec,
 };
 use sim_core::{RngStreams, SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -76,6 +76,7 @@ pub fn generate(seed: u64) -> Scenario {
         consumer,
         broker,
         network,
+        producer: ProducerSpec::default(),
         timing: TimingSpec::exact(),
         group: GroupSpec { members, static_membership: false },
         events: Vec::new(),
@@ -83,6 +84,7 @@ pub fn generate(seed: u64) -> Scenario {
     };
     scenario.events = gen_events(&mut rng, &scenario);
     gen_timing(seed, &mut scenario);
+    gen_metadata_refresh(seed, &mut scenario);
     let settled_by = fault_horizon(&scenario) + liveness_bound(&scenario) + TAIL;
     scenario.duration = SimTime::from_secs(settled_by.as_nanos().div_ceil(1_000_000_000));
     scenario
@@ -105,6 +107,25 @@ fn gen_timing(seed: u64, scenario: &mut Scenario) {
         heartbeat_jitter: millis(&mut rng, 0, 100),
     };
     scenario.network.rtt_p99 = scenario.network.rtt * rng.random_range(1..=10);
+}
+
+/// With partitions added, the metadata refresh periods (`protocols/classic/metadata.rs`), from
+/// a stream of their own (so the scenario is otherwise the one the seed gave before): the
+/// members' and the producers' between 1 s and 60 s, in place of the 5 minute defaults that
+/// would leave the new partitions to the end of most runs.
+fn gen_metadata_refresh(seed: u64, scenario: &mut Scenario) {
+    if !adds_partitions(scenario) {
+        return;
+    }
+    let mut rng = RngStreams::new(seed).stream("chaos-metadata");
+    let config = &mut scenario.consumer.config;
+    config.metadata_max_age = millis(&mut rng, 1_000, 60_000);
+    config.topic_metadata_refresh_interval = millis(&mut rng, 1_000, 60_000);
+    scenario.producer.metadata_refresh = millis(&mut rng, 1_000, 60_000);
+}
+
+fn adds_partitions(scenario: &Scenario) -> bool {
+    scenario.events.iter().any(|e| matches!(e.kind, EventKind::AddPartitions { .. }))
 }
 
 fn millis(rng: &mut SimRng, low: u64, high: u64) -> SimTime {
@@ -356,6 +377,9 @@ pub fn fault_horizon(scenario: &Scenario) -> SimTime {
 /// wait); cooperative needs a second round (another heartbeat and poll); an emptied group
 /// waits the initial delay; every step costs a few round trips; 1 s covers scheduling slack.
 ///
+/// With partitions added, a classic group learns of them at its members' next metadata
+/// refresh: one refresh period and a round trip more (the larger of the two clients' periods).
+///
 /// Session and heartbeat are the larger of the classic ones (`session.timeout.ms`,
 /// `heartbeat.interval.ms`) and KIP-848's broker-side ones
 /// (`group.consumer.session.timeout.ms`, `group.consumer.heartbeat.interval.ms`), so one bound
@@ -366,7 +390,13 @@ pub fn liveness_bound(scenario: &Scenario) -> SimTime {
     let batch = scenario.consumer.processing.mean() * (u64::from(c.max_poll_records) * 4);
     let session = c.session_timeout.max(b.group_consumer_session_timeout);
     let heartbeat = c.heartbeat_interval.max(b.group_consumer_heartbeat_interval);
+    let refresh = if adds_partitions(scenario) {
+        c.metadata_max_age.max(c.topic_metadata_refresh_interval) + scenario.network.rtt_p99
+    } else {
+        SimTime::ZERO
+    };
     scenario.broker.group_initial_rebalance_delay
+        + refresh
         + session
         + c.max_poll_interval
         + (heartbeat + scenario.timing.heartbeat_jitter) * 4

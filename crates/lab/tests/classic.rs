@@ -26,6 +26,7 @@ mod support;
 use metrics::RunReport;
 use model::Observation;
 use scenario::Scenario;
+use sim_core::SimTime;
 use support::{close, run, spec};
 
 const BASE: &str = r#"
@@ -341,23 +342,87 @@ fn every_event_kind_runs() {
     ];
     let extra: String =
         events.iter().map(|(at, body)| format!("[[event]]\nat = \"{at}\"\n{body}\n")).collect();
-    let s = scenario_lasting("100s", &extra);
+    let mut s = scenario_lasting("100s", &extra);
+    // Metadata refreshes (protocols/classic/metadata.rs): the producer's every 4 s, the
+    // members' 2 s after each response.
+    s.producer.metadata_refresh = SimTime::from_secs(4);
+    s.consumer.config.metadata_max_age = SimTime::from_secs(2);
     for protocol in ["eager:range", "eager:sticky", "cooperative", "eager:roundrobin"] {
         let r = run(&s, protocol);
         let sum = r.summary.as_ref().unwrap();
-        // 4 partitions for 100 s and 2 more from 5 s at 100/s: 4 * 10000 + 2 * 9500.
+        // 4 partitions for 100 s and 2 more that get records from the producer's first
+        // refresh after 5 s (8 s) at 100/s: 4 * 10000 + 2 * 9200.
         assert_eq!(sum.partitions, 6, "{protocol}");
-        assert_eq!(sum.records_produced, 40_000 + 19_000, "{protocol}");
+        assert_eq!(sum.records_produced, 40_000 + 18_400, "{protocol}");
         let triggers: Vec<&str> = r.rebalances.iter().map(|x| x.trigger.as_str()).collect();
-        // The initial join, then the new partitions (5 s), c2 joining (12 s) and leaving
+        // The initial join, then the new partitions (the leader c0's refresh responses come at
+        // 0.002 + k x 2.002 s: 6.008 s, and it rejoins at once), c2 joining (12 s) and leaving
         // (20 s); c1 is cut off from 25 s: its last heartbeat went out less than one interval
         // (3 s) before, so its session (10 s) expires 7 to 10 s (+ 1 ms transit) after 25 s.
         assert_eq!(triggers[..5], ["join", "partitions-added", "join", "leave", "session-expiry"]);
+        close(r.rebalances[1].start_s, 6.009, protocol);
         let expiry = r.rebalances[4].start_s;
         assert!((32.0..=35.001).contains(&expiry), "{protocol}: expiry at {expiry}");
         // The rolling restart closes c0 at 50 s and c1 at 70 s, each back 1 s later.
         assert!(triggers.iter().filter(|t| **t == "leave").count() >= 3, "{triggers:?}");
     }
+}
+
+/// Added partitions reach a classic group through its members' metadata refreshes, and records
+/// reach them through the producers' (issue 25 item 5; `protocols/classic/metadata.rs` cites the
+/// sources). 2 members, t-0..t-3 at 100/s, 2 partitions added at 5 s; the producer refreshes
+/// every 6 s, the members 10 s after each response (Java `metadata.max.age.ms`) or every 10 s
+/// from their start (librdkafka `topic.metadata.refresh.interval.ms`).
+#[test]
+fn added_partitions_wait_for_the_metadata_refreshes() {
+    let extra = "[[event]]\nat = \"5s\"\nkind = \"add-partitions\"\ntopic = \"t\"\ncount = 2\n";
+    let mut s = scenario(extra);
+    s.producer.metadata_refresh = SimTime::from_secs(6);
+    s.consumer.config.metadata_max_age = SimTime::from_secs(10);
+    s.consumer.config.topic_metadata_refresh_interval = SimTime::from_secs(10);
+    let downtime = |r: &RunReport, p: u32| -> f64 {
+        r.partitions.iter().find(|row| row.partition == p).map(|row| row.downtime_s).unwrap()
+    };
+    // The producer's first refresh after 5 s is at 6 s: offset k of t-4 and t-5 arrives at
+    // 6 + (k + 1) x 10 ms, through 40.00 s: 3,400 records each (and 4,000 on t-0..t-3).
+    let java = run(&s, "eager:range");
+    let sum = java.summary.as_ref().unwrap();
+    assert_eq!(sum.records_produced, 4 * 4_000 + 2 * 3_400);
+    // Java: the leader c0 (the first to join) got metadata at 0.002 s (one round trip after
+    // its start) and refreshes 10 s after each response: 10.004 s. Its assignment was made
+    // with 4 partitions: it rejoins at once (idle in poll), its JoinGroup arrives 10.005 s.
+    let r = &java.rebalances[1];
+    assert_eq!(r.trigger, "partitions-added");
+    close(r.start_s, 10.005, "java trigger");
+    // c1 hears of it at its heartbeat of 12.004 s (response 12.006), rejoins at once: its
+    // JoinGroup (12.007) completes the join phase; responses 12.008, the leader assigns with
+    // the 6 partitions it knows, SyncGroups 12.009, responses 12.010 s: the assignment takes
+    // effect at once (both wait in poll). Range: c0 t-0..t-2, c1 t-3..t-5.
+    close(r.end_s, 12.010, "java end");
+    // t-4 waits from its first record (6.010 s) until c1 may consume it (12.010 s).
+    close(downtime(&java, 4), 6.0, "java t-4 down");
+    assert_eq!(java.rebalances.len(), 2, "one rebalance for the new partitions");
+
+    // librdkafka: every member's refresh timer fires at 0.002 + 10 k s; at 10.002 s both see 6
+    // partitions where their last check saw 4 and rejoin at once (eager: revoke first), from
+    // their own thread. Both JoinGroups arrive 10.003 s: the join phase ends, responses
+    // 10.004, the leader (assigning with current metadata) syncs at 10.005, responses at
+    // 10.006 s, served at once by the waiting polls.
+    s.consumer.client = scenario::Client::Librdkafka;
+    let rd = run(&s, "eager:range");
+    let r = &rd.rebalances[1];
+    assert_eq!(r.trigger, "partitions-added");
+    close(r.start_s, 10.003, "librdkafka trigger");
+    close(r.end_s, 10.006, "librdkafka end");
+    close(downtime(&rd, 4), 10.006 - 6.010, "librdkafka t-4 down");
+    assert_eq!(rd.rebalances.len(), 2, "one rebalance for the new partitions");
+
+    // KIP-848: the broker's group coordinator sees the new partitions at once and hands them
+    // out at the members' next heartbeats; their records still wait for the producer (6 s).
+    s.consumer.client = scenario::Client::Java;
+    let kip = run(&s, "consumer:uniform");
+    assert_eq!(kip.summary.as_ref().unwrap().records_produced, 4 * 4_000 + 2 * 3_400);
+    assert!(downtime(&kip, 4) < 0.01, "KIP-848 t-4 down {}", downtime(&kip, 4));
 }
 
 /// librdkafka rejoins a cooperative rebalance without a poll (docs/kafka-facts.md section 10):

@@ -28,6 +28,7 @@
 use crate::invariants::{assert_holds, first_broken, require, Broken, Fact};
 use crate::observe::MemberState;
 use crate::processing::ProcessingSampler;
+use crate::protocols::classic::metadata::TopicMetadata;
 use crate::records::RecordTimes;
 use crate::types::{
     Conn, JoinOk, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
@@ -91,6 +92,9 @@ pub struct ConsumerParams {
     /// Static membership (KIP-345): the member's name is its `group.instance.id`; it sends
     /// no LeaveGroup, neither on close nor when its poll timer expires.
     pub static_membership: bool,
+    /// The metadata refresh period of the member's client (Java `metadata.max.age.ms`,
+    /// librdkafka `topic.metadata.refresh.interval.ms`): `protocols/classic/metadata.rs`.
+    pub metadata_refresh: SimTime,
 }
 
 impl ConsumerParams {
@@ -189,6 +193,8 @@ pub enum ConsumerInput {
     Disconnect,
     /// The network is back.
     Reconnect,
+    /// A metadata refresh's response: the topics' partition counts, by topic index.
+    Metadata(Vec<u32>),
     /// The process dies now.
     Crash,
     /// Graceful close: finish the batch, commit, revoke, LeaveGroup.
@@ -485,6 +491,14 @@ pub struct Consumer {
     pub(crate) next_request: u64,
     pub(crate) last_auto_commit: SimTime,
     pub(crate) started: SimTime,
+    /// When the application created the client: the member's moment (`started` is later by
+    /// the start-up the timing variation draws). librdkafka's metadata refresh timer runs
+    /// from here.
+    pub(crate) created: SimTime,
+    /// The topic metadata the member knows (classic: how it learns of added partitions).
+    pub(crate) topic_metadata: TopicMetadata,
+    /// The next JoinGroup is for a metadata change (`protocols/classic/metadata.rs`).
+    pub(crate) metadata_rejoin: bool,
     /// The poll loop: partitions and positions, the batch in progress, the fetch rotation.
     pub(crate) poll_loop: PollLoop,
     /// The protocol's own client state.
@@ -559,6 +573,9 @@ impl Consumer {
             next_request: 0,
             last_auto_commit: SimTime::ZERO,
             started: SimTime::ZERO,
+            created: SimTime::ZERO,
+            topic_metadata: TopicMetadata::default(),
+            metadata_rejoin: false,
             poll_loop: PollLoop::default(),
             membership: Membership::of_mode(params_mode),
         }
@@ -641,6 +658,7 @@ impl Consumer {
             ConsumerInput::Pause(d) | ConsumerInput::Stall(d) => self.delay_batch(now, d, out),
             ConsumerInput::Disconnect => self.disconnected = true,
             ConsumerInput::Reconnect => self.on_reconnect(now, env, out),
+            ConsumerInput::Metadata(counts) => self.on_metadata(now, counts, env, out),
             ConsumerInput::Crash => self.on_crash(now, out),
             ConsumerInput::Close => {
                 self.closing = true;
@@ -665,6 +683,8 @@ impl Consumer {
     ) {
         self.started = now;
         self.last_auto_commit = now;
+        let counts = env.topics.iter().map(|t| t.partitions).collect();
+        self.topic_metadata = TopicMetadata::at_start(counts, self.params.client);
         if self.params.client == Client::Librdkafka && self.params.auto_commit() {
             out.arm(ConsumerTimer::AutoCommit, now + self.params.auto_commit_interval);
         }
@@ -1364,6 +1384,7 @@ pub(crate) mod tests {
             one_way: t(1),
             processing: ProcessingSampler::Constant(SimTime::ZERO),
             static_membership: false,
+            metadata_refresh: t(300_000),
         }
     }
 

@@ -79,6 +79,9 @@ pub enum ToCoordinator {
         rebalance_timeout: SimTime,
         /// The member's `session.timeout.ms`.
         session_timeout: SimTime,
+        /// It rejoins because its metadata changed (`protocols/classic/metadata.rs`; the
+        /// JoinGroup `reason` of KIP-800, "cached metadata has changed").
+        metadata_changed: bool,
     },
     /// SyncGroup; the leader carries the assignment.
     Sync {
@@ -90,6 +93,9 @@ pub enum ToCoordinator {
         generation: i32,
         /// The leader's assignment (member id, partitions).
         assignment: Option<Vec<(MemberId, Vec<Tp>)>>,
+        /// The partition counts the leader assigned with, by topic (empty from a follower):
+        /// not on the wire, the model's coordinator keeps them for its invariants.
+        topic_counts: Vec<u32>,
     },
     /// Heartbeat.
     Heartbeat {

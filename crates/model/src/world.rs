@@ -20,13 +20,14 @@ use crate::ownership::{self, Books, CatchUp};
 use crate::processing::ProcessingSampler;
 use crate::protocols::assigned::world::ExtEv;
 use crate::protocols::classic::coordinator::{CoordInput, CoordTimer};
+use crate::protocols::classic::metadata::TopicMetadata;
 use crate::protocols::kip848::coordinator::{CgInput, CgTimer};
 use crate::protocols::Group;
 use crate::records::RecordTimes;
 use crate::types::{Conn, ToCoordinator, ToMember, Tp};
 use crate::workload::{skewed_rates, PartitionLog};
 use assignors::Topic;
-use scenario::{Arrival, EventKind, ProtocolSpec, Scenario};
+use scenario::{Arrival, EventKind, ProducerSpec, ProtocolSpec, Scenario};
 use sim_core::{EventQueue, RngStreams, SimRng, SimTime, TimerId, RANK_LAST};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -126,6 +127,8 @@ pub(crate) enum Ev {
     External(ExtEv),
     /// A member's poll-loop steps kept aside must go back to the queue (`world/stepper`).
     Wake(Conn),
+    /// A member's metadata refresh response arrives (`protocols/classic/metadata.rs`).
+    Metadata(Conn),
 }
 
 /// The partition logs, by topic (sorted by name) and partition.
@@ -256,6 +259,8 @@ pub(crate) struct World<'o, S: Stepper> {
     pub(crate) last_generation: i32,
     pub(crate) observer: &'o mut dyn Observer,
     pub(crate) one_way: SimTime,
+    /// The producers' metadata refresh: when added partitions start to get records.
+    producer: ProducerSpec,
     /// When members start, events fall and group-protocol messages arrive (`world/timing`).
     pub(crate) timing: timing::Timing,
     /// Members whose process starts later than its moment: (moment, start) by name.
@@ -327,6 +332,7 @@ impl<'o, S: Stepper> World<'o, S> {
             last_generation: 0,
             observer,
             one_way,
+            producer: scenario.producer,
             timing: timing::Timing::new(scenario.timing, scenario.network, streams),
             launching: BTreeMap::new(),
             end: scenario.duration,
@@ -495,6 +501,10 @@ impl<'o, S: Stepper> World<'o, S> {
             }
             Ev::Action(action) => self.action(now, action),
             Ev::Resume(conn) => self.resume(now, conn),
+            Ev::Metadata(conn) => {
+                let counts = self.partition_counts();
+                self.member_input(now, conn, ConsumerInput::Metadata(counts));
+            }
             Ev::Reconnect(conn) => {
                 if let Some(slot) = self.live_slot(conn) {
                     self.slots[slot].disconnected = false;
@@ -834,7 +844,8 @@ impl<'o, S: Stepper> World<'o, S> {
             }
             Action::Scale(target) => self.scale(now, target),
             Action::AddPartitions(topic, count) => {
-                self.grow_topic(now, topic, count);
+                // The producers send to the new partitions from their next metadata refresh.
+                self.grow_topic(self.producer.first_refresh_after(now), topic, count);
                 let topic_u32 = topic as u32;
                 let partitions = self.topics[topic].partitions;
                 self.observer.observe(Observation::PartitionsAdded {
@@ -843,7 +854,32 @@ impl<'o, S: Stepper> World<'o, S> {
                     partitions,
                 });
                 self.group_topics_changed(now);
+                self.schedule_metadata_refreshes(now);
             }
+        }
+    }
+
+    /// After partitions were added: each live classic member's next metadata refresh
+    /// (`protocols/classic/metadata.rs`; other protocols learn of them otherwise).
+    fn schedule_metadata_refreshes(&mut self, now: SimTime) {
+        if !matches!(self.group, Group::Classic(_)) {
+            return;
+        }
+        let rtt = self.one_way * 2;
+        let (period, client) = (self.params.metadata_refresh, self.params.client);
+        for slot in &self.slots {
+            let Some(consumer) = slot.consumer.as_ref().filter(|_| slot.alive()) else {
+                continue;
+            };
+            // Java counts from its first metadata response (after its start-up); librdkafka's
+            // refresh timer from the client's creation (measured on Apache Kafka 4.4.0:
+            // docs/clients.md, "Added partitions").
+            let anchor = match client {
+                scenario::Client::Java => consumer.started,
+                scenario::Client::Librdkafka => consumer.created,
+            };
+            let at = TopicMetadata::next_refresh_after(now, anchor, period, rtt, client);
+            self.queue.schedule(at, Ev::Metadata(consumer.conn()));
         }
     }
 
@@ -893,7 +929,7 @@ impl<'o, S: Stepper> World<'o, S> {
 
     fn start(&mut self, now: SimTime, name: &str) {
         self.down_waiting.remove(name);
-        self.launching.remove(name);
+        let moment = self.launching.remove(name).map_or(now, |(moment, _)| moment);
         let slot = self.slot_index(name);
         if self.slots[slot].alive() {
             // Still closing (rolling restart): start once the old process exits.
@@ -911,7 +947,8 @@ impl<'o, S: Stepper> World<'o, S> {
         self.stepper.restart(slot);
         self.reset_member_state(slot);
         let conn = Conn { slot: slot as u32, incarnation: self.slots[slot].incarnation };
-        let consumer = self.new_consumer(conn, name);
+        let mut consumer = self.new_consumer(conn, name);
+        consumer.created = moment.min(now);
         self.slots[slot].consumer = Some(consumer);
         self.deliver(now, slot, ConsumerInput::Start);
         self.group_member_started(now, conn);
@@ -1006,6 +1043,10 @@ fn consumer_params(
         one_way,
         processing: ProcessingSampler::new(&scenario.consumer.processing),
         static_membership: protocol.static_membership,
+        metadata_refresh: match scenario.consumer.client {
+            scenario::Client::Java => c.metadata_max_age,
+            scenario::Client::Librdkafka => c.topic_metadata_refresh_interval,
+        },
     };
     crate::protocols::assigned::world::params_for(protocol, params)
 }

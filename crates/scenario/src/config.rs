@@ -33,6 +33,8 @@ pub(crate) const MODELED_CONSUMER: &[&str] = &[
     "fetch.max.wait.ms",
     "request.timeout.ms",
     "retry.backoff.ms",
+    "metadata.max.age.ms",
+    "topic.metadata.refresh.interval.ms",
 ];
 
 /// librdkafka's name for `fetch.max.wait.ms`.
@@ -75,6 +77,8 @@ pub fn default_consumer_config() -> ConsumerConfig {
         fetch_max_wait: SimTime::from_millis(500),
         request_timeout: SimTime::from_millis(30_000),
         retry_backoff: SimTime::from_millis(100),
+        metadata_max_age: SimTime::from_millis(300_000),
+        topic_metadata_refresh_interval: SimTime::from_millis(300_000),
         ignored: BTreeMap::new(),
     }
 }
@@ -126,6 +130,15 @@ fn read_consumer_timeouts(
     }
     if let Some(t) = ms_time(ctx, section, "retry.backoff.ms", 0) {
         config.retry_backoff = t;
+    }
+    // Java's `metadata.max.age.ms` and librdkafka's `topic.metadata.refresh.interval.ms`: how
+    // often a client refreshes its topic metadata (librdkafka's own `metadata.max.age.ms` is
+    // a cache age, not the refresh period: the model reads the name of the scenario's client).
+    if let Some(t) = ms_time(ctx, section, "metadata.max.age.ms", 1) {
+        config.metadata_max_age = t;
+    }
+    if let Some(t) = ms_time(ctx, section, "topic.metadata.refresh.interval.ms", 1) {
+        config.topic_metadata_refresh_interval = t;
     }
 }
 

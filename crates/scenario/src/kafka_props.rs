@@ -35,7 +35,6 @@ pub(crate) const JAVA_CONSUMER_IGNORED: &[&str] = &[
     "isolation.level",
     "key.deserializer",
     "max.partition.fetch.bytes",
-    "metadata.max.age.ms",
     "metadata.recovery.rebootstrap.trigger.ms",
     "metadata.recovery.strategy",
     "metric.reporters",
@@ -171,7 +170,6 @@ pub(crate) const LIBRDKAFKA_CONSUMER_IGNORED: &[&str] = &[
     "topic.blacklist",
     "topic.metadata.propagation.max.ms",
     "topic.metadata.refresh.fast.interval.ms",
-    "topic.metadata.refresh.interval.ms",
     "topic.metadata.refresh.sparse",
 ];
 

@@ -31,6 +31,7 @@ const ROOT_KEYS: &[&str] = &[
     "consumer",
     "broker",
     "network",
+    "producer",
     "timing",
     "group",
     "event",
@@ -110,6 +111,7 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
     let consumer = consumer(ctx, section.take("consumer"));
     let broker = broker(ctx, section.take("broker"));
     let network = network(ctx, section.take("network"));
+    let producer = producer(ctx, section.take("producer"));
     let timing = timing(ctx, section.take("timing"), consumer.config.heartbeat_interval);
     let group = group(ctx, &mut section);
     let protocols = protocols(ctx, &mut section, group.static_membership);
@@ -139,6 +141,7 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
         consumer,
         broker,
         network,
+        producer,
         timing,
         group,
         events: events.into_iter().map(|p| p.event).collect(),
@@ -417,6 +420,25 @@ fn network(ctx: &mut Ctx<'_>, node: Option<&Node>) -> NetworkSpec {
         }
     }
     s.finish(ctx, &["rtt", "rtt_p99"]);
+    spec
+}
+
+/// `[producer]`: `metadata_refresh` (default 5m, at least 1ms).
+fn producer(ctx: &mut Ctx<'_>, node: Option<&Node>) -> ProducerSpec {
+    let mut spec = ProducerSpec::default();
+    let Some(node) = node else { return spec };
+    let Some(mut s) = Section::open(ctx, node, "producer") else { return spec };
+    if let Some(n) = s.take("metadata_refresh") {
+        if let Some(t) = reader::duration(ctx, n, "producer.metadata_refresh") {
+            if t < SimTime::from_millis(1) {
+                let allowed = "a duration of at least 1ms (default 5m)";
+                ctx.at(n, "producer.metadata_refresh", format!("{t} is too short"), Some(allowed));
+            } else {
+                spec.metadata_refresh = t;
+            }
+        }
+    }
+    s.finish(ctx, &["metadata_refresh"]);
     spec
 }
 

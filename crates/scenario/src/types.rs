@@ -37,6 +37,8 @@ pub struct Scenario {
     pub broker: BrokerConfig,
     /// `[network]`.
     pub network: NetworkSpec,
+    /// `[producer]`.
+    pub producer: ProducerSpec,
     /// `[timing]`: the seeded variation of when things happen.
     pub timing: TimingSpec,
     /// `[group]`.
@@ -221,6 +223,12 @@ pub struct ConsumerConfig {
     pub request_timeout: SimTime,
     /// `retry.backoff.ms` (default 100).
     pub retry_backoff: SimTime,
+    /// Java's `metadata.max.age.ms` (default 300000): a Java member refreshes its topic
+    /// metadata this long after the last refresh; the leader sees added partitions then.
+    pub metadata_max_age: SimTime,
+    /// librdkafka's `topic.metadata.refresh.interval.ms` (default 300000): a librdkafka
+    /// member's metadata refresh period, from the client's creation.
+    pub topic_metadata_refresh_interval: SimTime,
     /// Recognised Kafka properties that the model does not use, with their values as written
     /// (kept so output manifests can echo the user's config).
     pub ignored: BTreeMap<String, String>,
@@ -241,6 +249,33 @@ pub struct BrokerConfig {
     pub group_consumer_heartbeat_interval: SimTime,
     /// Recognised broker properties the model does not use.
     pub ignored: BTreeMap<String, String>,
+}
+
+/// `[producer]`: what the model needs to know of the application's producers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProducerSpec {
+    /// `metadata_refresh`: how often the producers refresh their topic metadata, from t = 0
+    /// (Java producer `metadata.max.age.ms`, librdkafka `topic.metadata.refresh.interval.ms`,
+    /// both 300000 by default). Records arrive on added partitions from the producers' first
+    /// refresh after the partitions were added: a producer sends only to partitions it knows
+    /// (Java `DefaultPartitioner` / `BuiltInPartitioner` over `cluster.partitionsForTopic`,
+    /// librdkafka `rd_kafka_msg_partitioner` over `rkt_partition_cnt`).
+    pub metadata_refresh: SimTime,
+}
+
+impl Default for ProducerSpec {
+    fn default() -> ProducerSpec {
+        ProducerSpec { metadata_refresh: SimTime::from_secs(300) }
+    }
+}
+
+impl ProducerSpec {
+    /// The first refresh strictly after `at`: `k x metadata_refresh` for the least such `k`.
+    pub fn first_refresh_after(&self, at: SimTime) -> SimTime {
+        let period = self.metadata_refresh.as_nanos().max(1);
+        let k = at.as_nanos() / period + 1;
+        SimTime::from_nanos(k.saturating_mul(period))
+    }
 }
 
 /// `[network]`.

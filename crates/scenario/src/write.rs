@@ -25,6 +25,8 @@ pub fn to_toml(scenario: &Scenario) -> String {
     line(&mut out, "\n[network]");
     line(&mut out, &format!("rtt = {}", time(scenario.network.rtt)));
     line(&mut out, &format!("rtt_p99 = {}", time(scenario.network.rtt_p99)));
+    line(&mut out, "\n[producer]");
+    line(&mut out, &format!("metadata_refresh = {}", time(scenario.producer.metadata_refresh)));
     write_timing(&mut out, &scenario.timing);
     line(&mut out, "\n[group]");
     line(&mut out, &format!("members = {}", scenario.group.members));
@@ -144,6 +146,11 @@ fn write_consumer_config(out: &mut String, c: &ConsumerConfig) {
     line(out, &prop("fetch.max.wait.ms", millis(c.fetch_max_wait)));
     line(out, &prop("request.timeout.ms", millis(c.request_timeout)));
     line(out, &prop("retry.backoff.ms", millis(c.retry_backoff)));
+    line(out, &prop("metadata.max.age.ms", millis(c.metadata_max_age)));
+    line(
+        out,
+        &prop("topic.metadata.refresh.interval.ms", millis(c.topic_metadata_refresh_interval)),
+    );
     write_ignored(out, &c.ignored);
 }
 

@@ -19,6 +19,9 @@ from .scenario import ProtocolSpec, Scenario
 MODULE = Path(__file__).resolve().parent.parent / "member-java"
 JAR = MODULE / "target" / "realrun-member-1.jar"
 LIBRDKAFKA_NAMES = {"fetch.wait.max.ms": "fetch.max.wait.ms"}
+# librdkafka's own names the Java consumer does not know (its refresh period is
+# metadata.max.age.ms): not passed, so the consumer logs no unused-config warning.
+LIBRDKAFKA_ONLY = {"topic.metadata.refresh.interval.ms"}
 # Refused by the Java consumer with group.protocol=consumer (ConsumerConfig: the broker owns
 # the session, the heartbeat and the assignor under KIP-848).
 CLASSIC_ONLY = {"session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"}
@@ -38,6 +41,8 @@ def member_config(sc: Scenario, spec: ProtocolSpec, bootstrap: str, group: str, 
     """Java consumer properties for one member of one protocol run."""
     cfg = {"bootstrap.servers": bootstrap, "group.id": group, "client.id": name}
     for key, value in sc.consumer_config.items():
+        if key in LIBRDKAFKA_ONLY:
+            continue
         java_key = LIBRDKAFKA_NAMES.get(key, key)
         if java_key == key or java_key not in sc.consumer_config:
             cfg[java_key] = java_value(value)

@@ -219,10 +219,11 @@ class Rebalance:
     partitions_moved: int
 
 
-def _complete(rec: Record, incs: dict[tuple[str, int], _Incarnation]) -> bool:
+def _complete(rec: Record, incs: dict[tuple[str, int], _Incarnation], t_s: float) -> bool:
     live = [i for i in incs.values() if i.in_group()]
     owners = Counter(tp for i in live for tp in i.owned)
-    return bool(live) and all(i.assigned_once for i in live) and all(owners[tp] == 1 for tp in rec.partitions)
+    every_owned = all(owners[tp] == 1 for tp in rec.partitions if rec.exists(tp, t_s))
+    return bool(live) and all(i.assigned_once for i in live) and every_owned
 
 
 def _trigger(rec: Record, after_s: float, open_s: float) -> tuple[str, float]:
@@ -291,7 +292,7 @@ def rebalances(rec: Record) -> tuple[list[Rebalance], int]:
                 cur = _Open(*_trigger(rec, prev_end, item.t_s))
             if item.kind == "assign":
                 moved_total += _count_moves(item, last_owner, cur)
-        if cur is not None and _complete(rec, incs):
+        if cur is not None and _complete(rec, incs, item.t_s):
             out.append(cur.close(item.t_s, sum(1 for i in incs.values() if i.in_group())))
             cur, prev_end = None, item.t_s
     if cur is not None:

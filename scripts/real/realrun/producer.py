@@ -5,6 +5,12 @@ are recorded with their offsets, that produce() time (`a`) and the time of their
 (`ack`): the broker has appended the record by then, and it is the closest moment to the
 append (DESIGN section 5's arrival) that a client can observe; the produce() time is earlier by
 the producer's linger and batching. SIGTERM stops producing and flushes what is in flight.
+
+Added partitions (`adds`: per add-partitions event its time and new partitions) get arrivals
+from the event on; librdkafka refuses a record for a partition its metadata does not know yet
+(`_UNKNOWN_PARTITION`), so records start on them at the producer's next metadata refresh
+(`topic.metadata.refresh.interval.ms`, from the client's creation at t0), as a real producer
+starts using new partitions. Refused attempts are counted per partition ("refused" lines).
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ import json
 import random
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from .recorder import Writer
 
@@ -45,9 +52,13 @@ def main() -> None:
     out = Writer(Path(args["record"]), args["t0"])
     stop = {"flag": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("flag", True))
-    producer = Producer(args["config"])
     rng = random.Random(args["seed"])
     heap = first_arrivals([tuple(r) for r in args["rates"]], args["poisson"], rng)
+    adds = sorted((float(at), [tuple(r) for r in rates]) for at, rates in args.get("adds", []))
+    refused: dict[tuple[str, int], list[float]] = {}
+    while out.now() < 0 and not stop["flag"]:  # the client (and its refresh timer) starts at t0
+        time.sleep(min(-out.now(), 0.05))
+    producer = Producer(args["config"])
 
     def delivered(err: Any, msg: Any) -> None:
         if err is None:
@@ -57,7 +68,14 @@ def main() -> None:
         else:
             out.write({"k": "fail", "t": msg.topic(), "p": msg.partition(), "err": str(err)})
 
-    while heap and not stop["flag"]:
+    while (heap or adds) and not stop["flag"]:
+        while adds and adds[0][0] <= out.now():
+            at, rates = adds.pop(0)
+            for due, topic, part, rate in first_arrivals(rates, args["poisson"], rng):
+                heapq.heappush(heap, (at + due, topic, part, rate))
+        if not heap:
+            producer.poll(0.05)
+            continue
         due, topic, part, rate = heapq.heappop(heap)
         wait = due - out.now()
         if wait > 0:
@@ -65,17 +83,26 @@ def main() -> None:
             heapq.heappush(heap, (due, topic, part, rate))
             continue
         now = out.now()
-        producer.produce(
-            topic,
-            value=f"{now:.6f}".encode(),
-            partition=part,
-            timestamp=int((args["t0"] + now) * 1000),
-            on_delivery=delivered,
-        )
+        try:
+            producer.produce(
+                topic,
+                value=f"{now:.6f}".encode(),
+                partition=part,
+                timestamp=int((args["t0"] + now) * 1000),
+                on_delivery=delivered,
+            )
+        except KafkaException as err:
+            if err.args[0].code() != KafkaError._UNKNOWN_PARTITION:
+                raise
+            tally = refused.setdefault((topic, part), [0, now])
+            tally[0] += 1
+            tally[1] = now
         producer.poll(0)
         step = rng.expovariate(rate) if args["poisson"] else 1.0 / rate
         heapq.heappush(heap, (due + step, topic, part, rate))
     producer.flush(10.0)
+    for (topic, part), (n, last) in sorted(refused.items()):
+        out.write({"k": "refused", "t": topic, "p": part, "n": n, "last_s": last})
     out.close()
 
 

@@ -97,7 +97,13 @@ class Record:
     triggers: list[tuple[float, str]] = field(default_factory=list)  # (time, rebalances.csv trigger name)
     # JoinGroups the mock received, or the real coordinator's rebalance starts (coordinator.jsonl)
     join_requests_s: list[float] = field(default_factory=list)
+    # Partitions added during the run (add-partitions events): when the broker had them
+    added_s: dict[TP, float] = field(default_factory=dict)
     lines: int = 0
+
+    def exists(self, tp: TP, t_s: float) -> bool:
+        """Whether the partition exists at t_s (added ones from their creation)."""
+        return self.added_s.get(tp, float("-inf")) <= t_s
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -144,6 +150,9 @@ def _load_events(rec: Record, path: Path) -> dict[tuple[str, int], float]:
             starts[(o["m"], o["inc"])] = o["start_at_s"]
         if k in ("crash", "pause", "resume") and o["t_s"] <= rec.duration_s:
             rec.marks.append(Mark(o["t_s"], o["m"], o["inc"], k))
+        if k == "add-partitions":
+            for p in range(o["first"], o["first"] + o["count"]):
+                rec.added_s[(o["topic"], p)] = o["t_s"]
     return starts
 
 
@@ -179,4 +188,6 @@ def load_record(run_dir: Path, duration_s: float, partitions: list[TP], max_poll
     rec.callbacks.sort(key=lambda c: c.t_s)
     rec.marks.sort(key=lambda m: m.t_s)
     rec.triggers = sorted((m.t_s, TRIGGERS[m.kind]) for m in rec.marks if m.kind in TRIGGERS)
+    rec.triggers += [(t, "partitions-added") for t in sorted(set(rec.added_s.values())) if t <= duration_s]
+    rec.triggers.sort()
     return rec

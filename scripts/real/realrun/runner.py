@@ -27,7 +27,9 @@ from .recorder import Writer
 from .scenario import ProtocolSpec, Scenario
 
 PKG_ROOT = Path(__file__).resolve().parent.parent
-JAVA_ONLY = {"max.poll.records", "fetch.max.wait.ms", "request.timeout.ms", "retry.backoff.ms"}
+# Java names librdkafka lacks or means otherwise (its `metadata.max.age.ms` is a cache age; its
+# refresh period is `topic.metadata.refresh.interval.ms`, as the simulator reads it).
+JAVA_ONLY = {"max.poll.records", "fetch.max.wait.ms", "request.timeout.ms", "retry.backoff.ms", "metadata.max.age.ms"}
 CLASSIC_ONLY = {"session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"}
 SPAWN_LEAD_S = 1.5  # processes start this long before their moment (interpreter + import time)
 JAVA_LEAD_S = 10.0  # a JVM member's lead (JVM start + a warm-up consumer: up to ~9 s at load 16 on 2 cores)
@@ -83,6 +85,8 @@ class Run:
     others: list[subprocess.Popen[bytes]] = field(default_factory=list)
     log: Writer | None = None
     java_cp: str = ""
+    admin: Any = None  # an AdminClient made before t0 when the scenario adds partitions
+    partition_counts: list[int] = field(default_factory=list)
 
     def _spawn(self, module: str, arg: dict[str, Any], name: str) -> subprocess.Popen[bytes]:
         env = dict(os.environ, PYTHONPATH=str(PKG_ROOT))
@@ -132,17 +136,52 @@ class Run:
         return member_config(self.sc, self.spec, self.bootstrap, self.group, name)
 
     def start_producer(self) -> None:
-        """Start the load process."""
+        """Start the load process (it creates its client at t0: librdkafka's metadata refresh
+        timer runs from the client's creation, the simulator's producer refresh from t = 0)."""
         rates = [[t.name, p, t.rate_per_s] for t in self.sc.topics for p in range(t.partitions)]
+        refresh_ms = int(round(self.sc.producer_metadata_refresh_s * 1000))
         arg = {
             "record": str(self.out_dir / "producer.jsonl"),
             "t0": self.t0,
             "seed": self.sc.seed,
             "rates": rates,
+            "adds": self.added_rates(),
             "poisson": any(t.arrival == "poisson" for t in self.sc.topics),
-            "config": {"bootstrap.servers": self.bootstrap, "linger.ms": 1},
+            "config": {
+                "bootstrap.servers": self.bootstrap,
+                "linger.ms": 1,
+                "topic.metadata.refresh.interval.ms": refresh_ms,
+            },
         }
         self.others.append(self._spawn("realrun.producer", arg, "producer"))
+
+    def added_rates(self) -> list[list[Any]]:
+        """Per add-partitions event: [at_s, [[topic, partition, rate], ..]] of the new partitions."""
+        counts = [t.partitions for t in self.sc.topics]
+        adds = []
+        for ev in self.sc.events:
+            if ev.kind != "add-partitions":
+                continue
+            t = self.sc.topics[ev.topic_index]
+            first = counts[ev.topic_index]
+            counts[ev.topic_index] += ev.count
+            adds.append([ev.at_s, [[t.name, p, t.rate_per_s] for p in range(first, first + ev.count)]])
+        return adds
+
+    def add_partitions(self, topic_index: int, count: int) -> None:
+        """Grow a topic by `count` partitions (Admin CreatePartitions) and log when it is done."""
+        from confluent_kafka.admin import AdminClient, NewPartitions  # type: ignore[attr-defined]
+
+        assert self.log is not None
+        t = self.sc.topics[topic_index]
+        total = self.partition_counts[topic_index] + count
+        requested = self.log.now()
+        admin = self.admin or AdminClient({"bootstrap.servers": self.bootstrap})
+        for f in admin.create_partitions([NewPartitions(t.name, total)]).values():
+            f.result(timeout=30)
+        first = self.partition_counts[topic_index]
+        self.partition_counts[topic_index] = total
+        self.event("add-partitions", topic=t.name, first=first, count=count, requested_s=requested)
 
     def current(self, name: str) -> Proc:
         """The incarnation an event at this moment is for: the latest one whose moment has come
@@ -195,6 +234,10 @@ def actions(sc: Scenario) -> list[tuple[float, int, str, str, float]]:
     out = []
     lead = lead_s(sc)
     for i, ev in enumerate(sc.events):
+        if ev.kind == "add-partitions":
+            # The member slot carries the topic index, the seconds slot the count.
+            out.append((ev.at_s, i, ev.kind, str(ev.topic_index), float(ev.count)))
+            continue
         if ev.kind == "join":
             out.append((ev.at_s - lead, i, "join", ev.member, ev.at_s))
         else:
@@ -211,6 +254,9 @@ def apply(run: Run, action: str, member: str, seconds: float) -> None:
     """Apply one scenario action for real and log it."""
     if action in ("join", "restart"):
         run.start_member(member, seconds)
+        return
+    if action == "add-partitions":
+        run.add_partitions(int(member), int(seconds))
         return
     run.event(action, member, duration_s=seconds)
     if action == "leave":
@@ -241,6 +287,11 @@ def execute(sc: Scenario, spec: ProtocolSpec, bootstrap: str, out_dir: Path, gro
         run.java_cp = javamember.classpath()
     run.t0 = time.time() + lead_s(sc)
     run.log = Writer(out_dir / "events.jsonl", run.t0)
+    run.partition_counts = [t.partitions for t in sc.topics]
+    if any(ev.kind == "add-partitions" for ev in sc.events):
+        from confluent_kafka.admin import AdminClient  # type: ignore[attr-defined]
+
+        run.admin = AdminClient({"bootstrap.servers": bootstrap})
     try:
         run.start_producer()  # it waits for t0 itself (its first arrivals are due at t >= 0)
         for i in range(sc.members):

@@ -2,7 +2,8 @@
 
 Only what can be applied to real processes is accepted: topics, the consumer config, broker
 settings the mock cluster exposes, members, and the events join, leave, crash (with restart),
-pause and stall. Anything else is rejected with the file, the key and what is allowed, so a
+pause, stall and add-partitions (`[producer] metadata_refresh` sets the producer's refresh
+period, as in the simulator). Anything else is rejected with the file, the key and what is allowed, so a
 real run never silently differs from the simulated one.
 """
 
@@ -22,7 +23,7 @@ ALLOWED_ASSIGNORS = {
     "cooperative": ("cooperative-sticky",),
     "consumer": ("uniform", "range"),
 }
-REAL_EVENT_KINDS = ("join", "leave", "crash", "pause", "stall")
+REAL_EVENT_KINDS = ("join", "leave", "crash", "pause", "stall", "add-partitions")
 TOP_KEYS = {
     "name",
     "duration",
@@ -32,6 +33,7 @@ TOP_KEYS = {
     "consumer",
     "broker",
     "network",
+    "producer",
     "timing",  # the simulator's seeded timing variation; a real run's timing is real
     "group",
     "event",
@@ -75,6 +77,8 @@ class Event:
     member: str
     duration_s: float = 0.0
     restart_after_s: float | None = None
+    topic_index: int = -1  # add-partitions: the topic, by its [[topic]] index
+    count: int = 0  # add-partitions: how many partitions are added
 
 
 @dataclass
@@ -95,14 +99,21 @@ class Scenario:
     members: int
     static_membership: bool
     events: list[Event] = field(default_factory=list)
+    # [producer] metadata_refresh: the producer's topic.metadata.refresh.interval.ms
+    producer_metadata_refresh_s: float = 300.0
 
     def max_poll_interval_s(self) -> float:
         """`max.poll.interval.ms` in seconds (Kafka default 300000)."""
         return float(self.consumer_config.get("max.poll.interval.ms", 300000)) / 1000.0
 
     def partitions(self) -> list[tuple[str, int]]:
-        """Every (topic, partition) of the run, in topic order."""
-        return [(t.name, p) for t in self.topics for p in range(t.partitions)]
+        """Every (topic, partition) of the run, in topic order, added ones included."""
+        return [(t.name, p) for i, t in enumerate(self.topics) for p in range(self.final_partitions(i))]
+
+    def final_partitions(self, topic_index: int) -> int:
+        """The partition count of a topic after every add-partitions event."""
+        added = sum(e.count for e in self.events if e.kind == "add-partitions" and e.topic_index == topic_index)
+        return self.topics[topic_index].partitions + added
 
 
 def parse_duration_s(text: Any, where: str) -> float:
@@ -172,16 +183,29 @@ def _processing_s(value: Any, where: str) -> float:
     return parse_duration_s(value, where)
 
 
-def _event(raw: dict[str, Any], where: str, duration_s: float) -> Event:
+def _add_partitions(raw: dict[str, Any], where: str, at_s: float, topics: list[str]) -> Event:
+    """An add-partitions event: `topic` (a [[topic]] name) and `count` >= 1."""
+    _check_keys(raw, {"at", "kind", "topic", "count"}, where)
+    topic, count = raw.get("topic"), raw.get("count")
+    if topic not in topics:
+        raise ScenarioError(f"{where}.topic: {topic!r} is not a [[topic]]; allowed: {', '.join(topics)}")
+    if not isinstance(count, int) or count < 1:
+        raise ScenarioError(f"{where}.count: expected an integer >= 1, got {count!r}")
+    return Event(at_s, "add-partitions", "", topic_index=topics.index(topic), count=count)
+
+
+def _event(raw: dict[str, Any], where: str, duration_s: float, topics: list[str] | None = None) -> Event:
     kind = raw.get("kind")
     if kind not in REAL_EVENT_KINDS:
         raise ScenarioError(
             f"{where}.kind: {kind!r} cannot be applied for real; allowed: {', '.join(REAL_EVENT_KINDS)}"
         )
-    _check_keys(raw, {"at", "kind", "member", "duration", "restart_after"}, where)
     at_s = parse_duration_s(raw.get("at"), f"{where}.at")
     if at_s > duration_s:
         raise ScenarioError(f"{where}.at: {raw.get('at')} is after the end of the run")
+    if kind == "add-partitions":
+        return _add_partitions(raw, where, at_s, topics or [])
+    _check_keys(raw, {"at", "kind", "member", "duration", "restart_after"}, where)
     member = raw.get("member")
     if not isinstance(member, str) or not member:
         raise ScenarioError(f"{where}.member: a member name is required for kind {kind!r}")
@@ -196,6 +220,8 @@ def _check_members(events: list[Event], members: int, where: str) -> None:
     alive = {f"c{i}" for i in range(members)}
     restarts: list[tuple[float, str]] = []
     for ev in events:
+        if ev.kind == "add-partitions":
+            continue
         for t, name in [r for r in restarts if r[0] <= ev.at_s]:
             alive.add(name)
             restarts.remove((t, name))
@@ -234,7 +260,9 @@ def load(path: Path) -> Scenario:
     if client not in ("java", "librdkafka"):
         raise ScenarioError(f"{where}: consumer.client: {client!r}; allowed: java, librdkafka")
     broker = _table(doc, "broker", where)
-    events = [_event(e, f"{where}: event[{i}]", duration_s) for i, e in enumerate(doc.get("event", []))]
+    topics = _topics(doc, where)
+    names = [t.name for t in topics]
+    events = [_event(e, f"{where}: event[{i}]", duration_s, names) for i, e in enumerate(doc.get("event", []))]
     events.sort(key=lambda e: e.at_s)
     members = group.get("members", 1)
     if not isinstance(members, int) or members < 0:
@@ -246,7 +274,7 @@ def load(path: Path) -> Scenario:
         duration_s=duration_s,
         seed=int(doc.get("seed", 1)),
         protocols=protocols,
-        topics=_topics(doc, where),
+        topics=topics,
         processing_s=_processing_s(consumer.get("processing", "1ms"), f"{where}: consumer.processing"),
         commit="auto",
         client=client,
@@ -255,4 +283,14 @@ def load(path: Path) -> Scenario:
         members=members,
         static_membership=static,
         events=events,
+        producer_metadata_refresh_s=_producer_refresh_s(doc, where),
     )
+
+
+def _producer_refresh_s(doc: dict[str, Any], where: str) -> float:
+    """`[producer] metadata_refresh` in seconds (default 5m)."""
+    producer = _table(doc, "producer", where)
+    _check_keys(producer, {"metadata_refresh"}, f"{where}: [producer]")
+    if "metadata_refresh" not in producer:
+        return 300.0
+    return parse_duration_s(producer["metadata_refresh"], f"{where}: producer.metadata_refresh")

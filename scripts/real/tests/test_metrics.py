@@ -153,6 +153,26 @@ class RebalanceTest(unittest.TestCase):
         # Rebalance #1 runs from the first JoinGroup after the crash (16.2) to 19.0.
         self.assertEqual((rbs[1].trigger, rbs[1].start_s, rbs[1].end_s), ("session-expiry", 16.2, 19.0))
 
+    def test_added_partition_does_not_hold_the_formation_open(self) -> None:
+        # P1 is added at 8.0 s; the formation (a owns P0 at 3.0 s) completes without it, and
+        # the partitions-added rebalance starts at the coordinator's moment (8.5 s, the
+        # leader's JoinGroup after its metadata refresh) and ends when a owns both (8.6 s).
+        rec = Record(20.0, [P0, P1], 300.0)
+        rec.added_s = {P1: 8.0}
+        rec.marks = [Mark(0.0, "a", 0, "start")]
+        rec.triggers = [(0.0, "join"), (8.0, "partitions-added")]
+        rec.join_requests_s = [0.001, 8.5]
+        rec.callbacks = [
+            Callback(3.0, "a", 0, "assign", (P0,)),
+            Callback(8.55, "a", 0, "revoke", (P0,)),
+            Callback(8.6, "a", 0, "assign", (P0, P1)),
+        ]
+        rbs, moved = rebalances(rec)
+        self.assertEqual(
+            [(r.trigger, r.start_s, r.end_s) for r in rbs], [("join", 0.0, 3.0), ("partitions-added", 8.5, 8.6)]
+        )
+        self.assertEqual(moved, 0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -231,6 +231,7 @@ impl ClassicCoordinator {
                 owned_generation,
                 rebalance_timeout,
                 session_timeout,
+                metadata_changed,
             }) => {
                 let meta = JoinRequest {
                     conn,
@@ -240,6 +241,7 @@ impl ClassicCoordinator {
                     owned_generation,
                     rebalance_timeout,
                     session_timeout,
+                    metadata_changed,
                 };
                 self.on_join(now, member_id, meta, out)
             }
@@ -248,11 +250,13 @@ impl ClassicCoordinator {
                 member_id,
                 generation,
                 assignment,
+                topic_counts,
             }) => {
                 let Some(slot) = self.members.find(&member_id) else {
                     out.send((conn, ToMember::Sync(Err(ProtocolError::UnknownMemberId))));
                     return;
                 };
+                let assignment = assignment.map(|a| (a, topic_counts));
                 self.on_sync(now, slot, generation, assignment, out)
             }
             CoordInput::Message(ToCoordinator::Heartbeat { conn, member_id, generation }) => {
@@ -286,12 +290,10 @@ impl ClassicCoordinator {
                 out.send((hb.conn, ToMember::ConsumerHeartbeat(Err(error))));
             }
             CoordInput::Timer(timer) => self.on_timer(now, timer, out),
-            CoordInput::TopicsChanged(counts) => {
-                self.partition_counts = counts;
-                if matches!(self.state, GroupState::Stable | GroupState::CompletingRebalance) {
-                    self.prepare(now, "partitions-added", out);
-                }
-            }
+            // The classic coordinator does not watch topics: its members' metadata refreshes
+            // bring added partitions to the group (`protocols/classic/metadata.rs`), and the
+            // leader's SyncGroup the counts it assigned with.
+            CoordInput::TopicsChanged(_) => {}
         }
     }
 
@@ -337,7 +339,11 @@ impl ClassicCoordinator {
         match self.state {
             GroupState::Empty => self.prepare(now, "join", out),
             GroupState::Stable | GroupState::CompletingRebalance => {
-                let trigger = if is_new { "join" } else { "rejoin" };
+                let trigger = match (is_new, req.metadata_changed) {
+                    (true, _) => "join",
+                    (false, true) => "partitions-added",
+                    (false, false) => "rejoin",
+                };
                 self.prepare(now, trigger, out);
             }
             GroupState::PreparingRebalance => {}
@@ -545,7 +551,7 @@ impl ClassicCoordinator {
         now: SimTime,
         slot: Slot,
         generation: i32,
-        assignment: Option<Vec<(MemberId, Vec<Tp>)>>,
+        assignment: Option<LeaderAssignment>,
         out: &mut CoordOutbox,
     ) {
         let conn = self.members[slot].conn;
@@ -565,7 +571,11 @@ impl ClassicCoordinator {
         let is_leader = self.leader == Some(slot);
         let was_stable = self.state == GroupState::Stable;
         if self.state == GroupState::CompletingRebalance && is_leader {
-            self.set_assignment(assignment.unwrap_or_default());
+            let (assignment, counts) = assignment.unwrap_or_default();
+            if !counts.is_empty() {
+                self.partition_counts = counts;
+            }
+            self.set_assignment(assignment);
             self.state = GroupState::Stable;
             out.note(CoordNote::Stable { generation: self.generation });
         }
@@ -859,6 +869,9 @@ impl ClassicCoordinator {
     }
 }
 
+/// The leader's SyncGroup assignment and the partition counts it assigned with.
+type LeaderAssignment = (Vec<(MemberId, Vec<Tp>)>, Vec<u32>);
+
 #[derive(Clone, Debug)]
 struct JoinRequest {
     conn: Conn,
@@ -868,6 +881,7 @@ struct JoinRequest {
     owned_generation: i32,
     rebalance_timeout: SimTime,
     session_timeout: SimTime,
+    metadata_changed: bool,
 }
 
 #[cfg(test)]
@@ -892,6 +906,7 @@ mod tests {
             owned_generation: -1,
             rebalance_timeout: SimTime::from_secs(300),
             session_timeout: SimTime::from_secs(10),
+            metadata_changed: false,
         })
     }
 
@@ -923,6 +938,7 @@ mod tests {
             member_id: "c0-0".into(),
             generation: 1,
             assignment,
+            topic_counts: Vec::new(),
         };
         step(&mut c, t(3), CoordInput::Message(sync));
         let sync = ToCoordinator::Sync {
@@ -930,6 +946,7 @@ mod tests {
             member_id: "c1-1".into(),
             generation: 1,
             assignment: None,
+            topic_counts: Vec::new(),
         };
         step(&mut c, t(3), CoordInput::Message(sync));
         assert_eq!(c.state(), GroupState::Stable);
@@ -1026,6 +1043,7 @@ mod tests {
             member_id: "c1-1".into(),
             generation: 1,
             assignment: None,
+            topic_counts: Vec::new(),
         };
         let out = step(&mut c, t(11), CoordInput::Message(sync));
         let assigned = out.sends.iter().find_map(|(to, m)| match m {
@@ -1056,6 +1074,7 @@ mod tests {
             member_id: "c1-1".into(),
             generation: 1,
             assignment: None,
+            topic_counts: Vec::new(),
         };
         let out = step(&mut c, t(3), CoordInput::Message(follower));
         assert!(out.sends.is_empty());
@@ -1065,6 +1084,7 @@ mod tests {
             member_id: "c0-0".into(),
             generation: 1,
             assignment,
+            topic_counts: Vec::new(),
         };
         let out = step(&mut c, t(3), CoordInput::Message(leader));
         assert_eq!(c.state(), GroupState::Stable);

@@ -24,7 +24,7 @@ use crate::protocols::classic::cooperative::withhold_transfers;
 use crate::types::{
     JoinOk, LeaveReason, MemberId, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
 };
-use assignors::{GroupInput, Member};
+use assignors::{GroupInput, Member, Topic};
 use scenario::Client;
 use sim_core::SimTime;
 use std::collections::BTreeSet;
@@ -34,6 +34,49 @@ impl Consumer {
     pub(crate) fn classic_poll(&mut self, out: &mut ConsumerOutbox) {
         if self.rejoin_needed && matches!(self.phase, Phase::Unjoined | Phase::Stable) {
             self.prepare_join(out);
+        }
+    }
+
+    /// A metadata refresh brought `counts` (`super::metadata`): a classic member whose check
+    /// finds them changed rejoins at its next poll (at once when it waits in poll: AK
+    /// `KafkaConsumer.poll` runs `coordinator.poll` -> `rejoinNeededOrPending` each time the
+    /// network poll returns; librdkafka rejoins from its main thread).
+    pub(crate) fn on_metadata<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        counts: Vec<u32>,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
+        let changed = self.topic_metadata.refreshed(counts, self.params.client);
+        let classic = matches!(self.membership, Membership::Classic);
+        if !changed || !classic || self.member_id.is_none() || self.phase != Phase::Stable {
+            // Mid-join, Java looks again when the join completes (`apply_assignment`);
+            // librdkafka's check saw the change and the join in progress takes it.
+            return;
+        }
+        self.rejoin_needed = true;
+        self.metadata_rejoin = true;
+        if self.params.client == Client::Librdkafka {
+            // librdkafka rejoins from its own thread, not from the application's poll.
+            if self.params.mode == RebalanceMode::Eager {
+                self.prepare_join(out);
+            } else if self.pending.is_none() {
+                self.send_join(out);
+            }
+            return;
+        }
+        self.wake(now, env, out);
+    }
+
+    /// AK `rejoinNeededOrPending` after `onJoinComplete`: a Java leader whose metadata changed
+    /// since it assigned (a refresh during the join) rejoins at its next poll.
+    pub(crate) fn rejoin_if_metadata_changed(&mut self) {
+        let java_classic =
+            self.params.client == Client::Java && matches!(self.membership, Membership::Classic);
+        if java_classic && self.topic_metadata.leader_sees_change() {
+            self.rejoin_needed = true;
+            self.metadata_rejoin = true;
         }
     }
 
@@ -149,27 +192,43 @@ impl Consumer {
         self.phase = Phase::Syncing;
         // A static leader rejoining a Stable group gets no members (JoinGroup v9
         // `skipAssignment`): the coordinator keeps the current assignment.
-        let leads = join.leader == join.member_id && !join.members.is_empty();
-        let assignment = if leads { Some(self.lead(&join, env)) } else { None };
+        let is_leader = join.leader == join.member_id;
+        let (assignment, topic_counts) = if is_leader && !join.members.is_empty() {
+            let (assignment, counts) = self.lead(&join, env);
+            (Some(assignment), counts)
+        } else {
+            if is_leader {
+                // AK `onLeaderElected` with `skipAssignment`: "assignmentSnapshot =
+                // metadataSnapshot".
+                let known = self.topic_metadata.known().to_vec();
+                self.topic_metadata.led_with(&known, self.params.client);
+            } else {
+                self.topic_metadata.followed(self.params.client);
+            }
+            (None, Vec::new())
+        };
         if !self.disconnected {
             out.send(ToCoordinator::Sync {
                 conn: self.conn,
                 member_id: join.member_id,
                 generation: join.generation,
                 assignment,
+                topic_counts,
             });
         }
     }
 
     /// The leader's assignment (AK `ConsumerCoordinator.onLeaderElected`). Cooperative: a
     /// partition whose owner changes is withheld from its new owner for this round
-    /// (`adjustAssignment`; a no-op when the assignor already did it).
+    /// (`adjustAssignment`; a no-op when the assignor already did it). Also the partition
+    /// counts it assigned with.
     pub(crate) fn lead<L: LogView + ?Sized>(
-        &self,
+        &mut self,
         join: &JoinOk,
         env: &mut ConsumerEnv<'_, L>,
-    ) -> Vec<(MemberId, Vec<Tp>)> {
+    ) -> (Vec<(MemberId, Vec<Tp>)>, Vec<u32>) {
         let all_topics: Vec<u32> = (0..env.topics.len() as u32).collect();
+        let topics = self.assignment_topics(env.topics);
         let members = join
             .members
             .iter()
@@ -186,14 +245,33 @@ impl Consumer {
                 }
             })
             .collect();
-        let input = GroupInput { topics: env.topics.to_vec(), members, ..GroupInput::default() };
+        let counts = topics.iter().map(|t| t.partitions).collect();
+        let input = GroupInput { topics, members, ..GroupInput::default() };
         let result = assignors::assign(self.params.assignor, &input, env.assignor_rng);
         let mut assignment: Vec<(MemberId, Vec<Tp>)> =
             input.members.iter().map(|m| m.id.clone()).zip(result.partitions).collect();
         if self.params.mode == RebalanceMode::Cooperative {
             withhold_transfers(&input.members, &mut assignment);
         }
-        assignment
+        (assignment, counts)
+    }
+
+    /// The topics the leader assigns (`super::metadata`): Java, with the partition counts it
+    /// knows; librdkafka, with the current ones (its assignor's own Metadata request).
+    fn assignment_topics(&mut self, current: &[Topic]) -> Vec<Topic> {
+        let client = self.params.client;
+        let known = self.topic_metadata.known();
+        let topics: Vec<Topic> = match client {
+            Client::Java if known.len() == current.len() => current
+                .iter()
+                .zip(known)
+                .map(|(t, &partitions)| Topic { name: t.name.clone(), partitions })
+                .collect(),
+            _ => current.to_vec(),
+        };
+        let counts: Vec<u32> = topics.iter().map(|t| t.partitions).collect();
+        self.topic_metadata.led_with(&counts, client);
+        topics
     }
 
     pub(crate) fn on_sync_ok(&mut self, now: SimTime, sync: SyncOk, out: &mut ConsumerOutbox) {
@@ -270,6 +348,7 @@ impl Consumer {
         if revoked_now {
             self.rejoin_needed = true;
         }
+        self.rejoin_if_metadata_changed();
         let rejoining = self.rejoin_needed || self.phase == Phase::Joining;
         out.note(ConsumerNote::Assigned {
             owned: self.owned(),
@@ -299,6 +378,7 @@ impl Consumer {
             owned_generation,
             rebalance_timeout: self.params.max_poll_interval,
             session_timeout: self.params.session_timeout,
+            metadata_changed: std::mem::take(&mut self.metadata_rejoin),
         });
     }
 }

@@ -94,6 +94,7 @@ mod tests {
             owned_generation: -1,
             rebalance_timeout: SimTime::from_secs(300),
             session_timeout: SimTime::from_secs(10),
+            metadata_changed: false,
         })
     }
 
@@ -108,6 +109,7 @@ mod tests {
             member_id: id.into(),
             generation: 1,
             assignment,
+            topic_counts: Vec::new(),
         })
     }
 
@@ -197,6 +199,7 @@ mod tests {
             owned_generation: 1,
             rebalance_timeout: SimTime::from_secs(300),
             session_timeout: SimTime::from_secs(10),
+            metadata_changed: false,
         })
     }
 
@@ -219,6 +222,7 @@ mod tests {
                 member_id: id.into(),
                 generation: 2,
                 assignment,
+                topic_counts: Vec::new(),
             });
             step(&mut c, t(4003), input);
         };
