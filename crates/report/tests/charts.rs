@@ -382,8 +382,11 @@ struct Axis {
     y1: f64,
 }
 
-/// The polylines of an SVG: (stroke colour, stroke width, points).
-fn polylines(svg: &str) -> Vec<(String, f64, Vec<(f64, f64)>)> {
+/// One polyline of an SVG: stroke colour, stroke width, points.
+type Polyline = (String, f64, Vec<(f64, f64)>);
+
+/// The polylines of an SVG.
+fn polylines(svg: &str) -> Vec<Polyline> {
     let doc = roxmltree::Document::parse(svg).unwrap();
     doc.descendants()
         .filter(|n| n.has_tag_name("polyline"))
