@@ -372,3 +372,234 @@ fn edge_case_ten_thousand_partitions_are_drawn_in_bands() {
     // Bounded by the picture, not the ~45,000 intervals: well under 10 MB of SVG.
     assert!(svg.len() < 10_000_000, "{} bytes", svg.len());
 }
+
+/// A horizontal or vertical black line of an SVG chart: the axes.
+#[derive(Clone, Copy, Debug)]
+struct Axis {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+/// One polyline of an SVG: stroke colour, stroke width, points.
+type Polyline = (String, f64, Vec<(f64, f64)>);
+
+/// The polylines of an SVG.
+fn polylines(svg: &str) -> Vec<Polyline> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .map(|n| {
+            let stroke = n.attribute("stroke").unwrap_or("").to_string();
+            let width: f64 = n.attribute("stroke-width").unwrap_or("1").parse().unwrap();
+            let points = n
+                .attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect();
+            (stroke, width, points)
+        })
+        .collect()
+}
+
+/// The plotting rectangles of an SVG chart, (left, top, right, bottom) in pixels: a y axis (a
+/// long vertical black line) with the x axis (a long horizontal black line) just below it.
+fn plot_rects(svg: &str) -> Vec<(f64, f64, f64, f64)> {
+    let axes: Vec<Axis> = polylines(svg)
+        .into_iter()
+        .filter(|(stroke, w, p)| stroke == "#000000" && *w == 1.0 && p.len() == 2)
+        .map(|(_, _, p)| Axis { x0: p[0].0, y0: p[0].1, x1: p[1].0, y1: p[1].1 })
+        .collect();
+    let verticals = axes.iter().filter(|a| a.x0 == a.x1 && (a.y1 - a.y0).abs() > 100.0);
+    let mut rects = Vec::new();
+    for v in verticals {
+        let bottom = v.y0.max(v.y1);
+        let x_axis = axes
+            .iter()
+            .find(|a| a.y0 == a.y1 && (a.y0 - bottom).abs() <= 1.0 && a.x1 - a.x0 > 300.0);
+        if let Some(h) = x_axis {
+            rects.push((v.x0, v.y0.min(v.y1), h.x1, h.y0));
+        }
+    }
+    rects
+}
+
+/// Every series line (coloured, 3 points or more: not a legend sample) lies inside its plotting
+/// rectangle, its stroke included: nothing on or below the x axis, nothing left of the y axis.
+fn assert_lines_inside_axes(svg: &str, what: &str) {
+    let rects = plot_rects(svg);
+    assert!(!rects.is_empty(), "{what}: no axes found");
+    let series = polylines(svg).into_iter().filter(|(s, _, p)| s != "#000000" && p.len() >= 3);
+    let mut checked = 0;
+    for (stroke, width, points) in series {
+        let (top, bottom) =
+            points.iter().fold((f64::MAX, f64::MIN), |(t, b), p| (t.min(p.1), b.max(p.1)));
+        // The panel of the line: the rectangle whose x axis is the first at or below its lowest point - 1.
+        let rect = rects
+            .iter()
+            .filter(|r| r.3 >= bottom - 1.0)
+            .min_by(|a, b| a.3.total_cmp(&b.3))
+            .unwrap_or_else(|| panic!("{what}: a {stroke} line below every axis"));
+        let half = width / 2.0;
+        // The x axis is a 1 px line centred on rect.3: the stroke must end above its top edge.
+        assert!(
+            bottom + half <= rect.3 - 0.5,
+            "{what}: {stroke} line reaches y {} (x axis at {})",
+            bottom + half,
+            rect.3
+        );
+        assert!(
+            top - half >= rect.1,
+            "{what}: {stroke} line reaches above the plot: {}",
+            top - half
+        );
+        // Left of the y axis: no point, and no vertical stretch whose stroke reaches it (SVG
+        // lines end flat at their points, so only a vertical stroke widens sideways).
+        for w in points.windows(2) {
+            let at = w[0];
+            assert!(at.0 >= rect.0 + 0.5, "{what}: {stroke} line left of the y axis at {at:?}");
+            let x = at.0 - half;
+            let ok = w[0].0 != w[1].0 || x >= rect.0 + 0.5;
+            assert!(ok, "{what}: {stroke} vertical stroke reaches x {x}, y axis at {}", rect.0);
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "{what}: no series lines");
+}
+
+/// Reports whose down partitions jump up and back down sample by sample (the sharp turns a
+/// wide line draws past its points) and sit at 0 the rest of the time.
+fn spiky(k: &Key) -> RunReport {
+    let mut r = synthetic(k, 12);
+    for (i, t) in r.timeline.iter_mut().enumerate() {
+        t.down_partitions = if (20..40).contains(&i) && i % 2 == 0 { 6 } else { 0 };
+        t.lag = if (60..70).contains(&i) && i % 2 == 0 { 3000 } else { 0 };
+    }
+    r
+}
+
+#[test]
+fn lag_and_cdf_lines_stay_inside_their_axes() {
+    let reports = vec![spiky(&EAGER), spiky(&COOP), spiky(&STATIC)];
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = draw_run(tmp.path(), &reports).unwrap();
+    for stem in ["lag", "downtime-cdf"] {
+        let svg = std::fs::read_to_string(tmp.path().join(format!("{stem}.svg"))).unwrap();
+        assert_lines_inside_axes(&svg, stem);
+        // The PNG too (it draws wide lines with mitred corners, which the SVG leaves to the
+        // viewer): no coloured pixel in the 4 rows under each x axis, nor left of the y axis.
+        let png = paths.iter().find(|p| p.ends_with(format!("{stem}.png"))).unwrap();
+        let (w, _, rgb) = decode_png(png);
+        let coloured = |x: u32, y: u32| {
+            let i = ((y * w + x) * 3) as usize;
+            let (r, g, b) = (rgb[i], rgb[i + 1], rgb[i + 2]);
+            r.max(g).max(b) - r.min(g).min(b) > 60
+        };
+        for (left, _, right, axis_y) in plot_rects(&svg) {
+            for y in axis_y as u32 + 1..axis_y as u32 + 5 {
+                let bad = (left as u32..right as u32).filter(|x| coloured(*x, y)).count();
+                assert_eq!(
+                    bad, 0,
+                    "{stem}.png: {bad} coloured pixels in row {y}, under the x axis"
+                );
+            }
+        }
+    }
+}
+
+/// The text elements of an SVG with their anchor position.
+fn texts(svg: &str) -> Vec<(f64, f64, String)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| {
+            let x: f64 = n.attribute("x").unwrap().parse().unwrap();
+            let y: f64 = n.attribute("y").unwrap().parse().unwrap();
+            (x, y, n.text().unwrap_or("").trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn legends_sit_outside_the_plots() {
+    let reports = vec![synthetic(&EAGER, 12), synthetic(&COOP, 12), synthetic(&STATIC, 12)];
+    let tmp = tempfile::tempdir().unwrap();
+    draw_run(tmp.path(), &reports).unwrap();
+    for stem in ["lag", "downtime-cdf"] {
+        let svg = std::fs::read_to_string(tmp.path().join(format!("{stem}.svg"))).unwrap();
+        let rects = plot_rects(&svg);
+        let legend: Vec<(f64, f64, String)> = texts(&svg)
+            .into_iter()
+            .filter(|(_, _, s)| ["eager:range", "cooperative:"].iter().any(|l| s.starts_with(l)))
+            .collect();
+        assert_eq!(legend.len(), 3, "{stem}: legend entries {legend:?}");
+        for (x, y, s) in &legend {
+            // The text starts at (x, y) and is about 13 px tall and at least 60 px wide.
+            for r in &rects {
+                let apart = x + 60.0 < r.0 || *x > r.2 || y + 8.0 < r.1 || y - 8.0 > r.3;
+                assert!(apart, "{stem}: legend '{s}' at ({x}, {y}) is inside the plot {r:?}");
+            }
+        }
+    }
+}
+
+/// Two runs with equal data: the second is drawn inside the first, both colours show, and the
+/// legend says they are the same.
+#[test]
+fn equal_runs_stay_visible_and_are_named() {
+    const STICKY: Key = Key { protocol: "eager", assignor: "sticky", static_membership: false };
+    let reports = vec![synthetic(&EAGER, 12), synthetic(&STICKY, 12)];
+    let tmp = tempfile::tempdir().unwrap();
+    draw_run(tmp.path(), &reports).unwrap();
+    let svg = std::fs::read_to_string(tmp.path().join("lag.svg")).unwrap();
+    assert!(svg.contains("eager:sticky (same as eager:range)"), "no 'same as' note");
+    let cdf = std::fs::read_to_string(tmp.path().join("downtime-cdf.svg")).unwrap();
+    assert!(cdf.contains("(same as eager:range)"), "no 'same as' note in the CDF");
+    let (w, h, rgb) = decode_png(&tmp.path().join("lag.png"));
+    let count = |c: (u8, u8, u8)| {
+        (0..(w * h) as usize).filter(|i| (rgb[i * 3], rgb[i * 3 + 1], rgb[i * 3 + 2]) == c).count()
+    };
+    // Tableau blue (first run) and orange (second run), exactly.
+    let (blue, orange) = (count((31, 119, 180)), count((255, 127, 14)));
+    assert!(blue > 2000, "first run hidden: {blue} blue pixels");
+    assert!(orange > 1000, "second run hidden: {orange} orange pixels");
+}
+
+/// 40 members over 80 partitions (two each, range style): every member is in the legend by
+/// name, none is summarised as "+N more".
+#[test]
+fn a_forty_member_timeline_names_every_member() {
+    let k = &COOP;
+    let rows: Vec<OwnershipRow> =
+        (0..80).map(|p| own(k, p, 0.0, 60.0, &format!("c{}", p / 2), "consuming")).collect();
+    let report = RunReport {
+        summary: Some(summary(k, 80, 60.0, 0, 0.0, 0.0)),
+        partitions: Vec::new(),
+        rebalances: Vec::new(),
+        ownership: OwnershipLog::from_rows(rows).unwrap(),
+        timeline: Vec::new(),
+    };
+    let svg = report::charts::timeline_svg(&report).unwrap();
+    let names: Vec<String> = texts(&svg).into_iter().map(|(_, _, s)| s).collect();
+    for m in 0..40 {
+        assert!(names.contains(&format!("c{m}")), "c{m} is not in the legend");
+    }
+    assert!(!svg.contains("more members"), "a legend cut short");
+    // Neighbouring partitions (owned by members m and m + 1) have different colours: the
+    // fills of the rectangles of rows 1 and 2 (partitions orders-1, c0, and orders-2, c1).
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let fills: std::collections::BTreeSet<&str> = doc
+        .descendants()
+        .filter(|n| {
+            n.has_tag_name("rect")
+                && n.attribute("width").is_some_and(|w| w.parse::<f64>().unwrap() > 500.0)
+        })
+        .filter_map(|n| n.attribute("fill"))
+        .collect();
+    assert!(fills.len() >= 40, "{} distinct wide fills for 40 owners", fills.len());
+}

@@ -28,8 +28,9 @@ pub struct Args {
     /// Run only shard K of N (0 <= K < N); join shards with `rebalance-sim merge`.
     #[arg(long)]
     pub shard: Option<String>,
-    /// Also draw each metric against the first grid key, a line per protocol with its 95% CI
-    /// band, into `<out>/charts/` (not for a shard: `merge --charts` draws them).
+    /// Also draw each metric against the first grid key, a marker per protocol and grid value
+    /// with its 95% CI whisker (points, not joined by lines), into `<out>/charts/` (not for a
+    /// shard: `merge --charts` draws them).
     #[arg(long)]
     pub charts: bool,
     /// Table formats: `csv` (default), or also Parquet (`parquet`, `csv,parquet`, `both`):

@@ -1,6 +1,11 @@
 //! The distribution of downtime episodes per protocol run as empirical CDFs on a log time axis.
 //! Episodes come from the ownership rows ([`data::downtime_episodes_ms`]), so the chart can be
 //! redrawn from `ownership.csv` alone.
+//!
+//! As in the lag chart, the legend has a band of its own above the plot and the y axis leaves
+//! a few pixels below 0 so the lines along 0 stay above the x axis. Distributions cross rather
+//! than coincide, so lines are 2 px; only runs with equal distributions are drawn as nested
+//! lines (the first widest, [`common::group_widths_px`]) and say "(same as ...)".
 
 use crate::charts::common::{self, num, HEAD_PX};
 use crate::charts::data::{self, run_label};
@@ -13,6 +18,9 @@ use plotters::prelude::*;
 
 const WIDTH_PX: u32 = 1400;
 const HEIGHT_PX: u32 = 820;
+const MARGIN_PX: u32 = 16;
+const Y_LABELS_PX: u32 = 80;
+const X_LABELS_PX: u32 = 56;
 
 /// The CDF chart of a run.
 pub(crate) struct CdfChart {
@@ -78,53 +86,71 @@ fn legend_label(label: &str, episodes: &[f64]) -> String {
     format!("{label}: n={}, median {} ms, max {} ms", episodes.len(), num(median), num(max))
 }
 
+impl CdfChart {
+    /// 2 px, wider for a run that later runs equal (so the equal ones show inside it).
+    fn width_px(&self, index: usize) -> u32 {
+        let same = common::same_as(&self.runs.iter().map(|(_, e)| e).collect::<Vec<_>>());
+        common::group_widths_px(&same)[index]
+    }
+
+    fn legend(&self) -> Vec<common::LegendEntry> {
+        let same = common::same_as(&self.runs.iter().map(|(_, e)| e).collect::<Vec<_>>());
+        let entry = |(i, (label, episodes)): (usize, &(String, Vec<f64>))| {
+            let mut text = legend_label(label, episodes);
+            if let Some(j) = same[i].filter(|_| !episodes.is_empty()) {
+                text.push_str(&format!(" (same as {})", self.runs[j].0));
+            }
+            common::LegendEntry {
+                color: palette::run(i),
+                width_px: self.width_px(i),
+                marker: None,
+                text,
+            }
+        };
+        self.runs.iter().enumerate().map(entry).collect()
+    }
+
+    fn legend_px(&self) -> u32 {
+        common::legend_height_px(&self.legend(), WIDTH_PX - MARGIN_PX * 2 - Y_LABELS_PX)
+    }
+}
+
 impl Chart for CdfChart {
     fn size_px(&self) -> (u32, u32) {
-        (WIDTH_PX, HEIGHT_PX)
+        (WIDTH_PX, HEIGHT_PX + self.legend_px())
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         common::head(root, "Downtime episodes: cumulative distribution", &self.subtitle)?;
-        let (_, body) = root.split_vertically(HEAD_PX);
+        let (_, rest) = root.split_vertically(HEAD_PX);
+        let (legend, body) = rest.split_vertically(self.legend_px());
+        common::legend_band(&legend, &self.legend(), (MARGIN_PX + Y_LABELS_PX) as i32)?;
         let (lo, hi) = self.x_range_ms();
+        let plot_px = body.dim_in_pixel().1.saturating_sub(2 * MARGIN_PX + X_LABELS_PX);
+        let widest = (0..self.runs.len()).map(|i| self.width_px(i)).max().unwrap_or(2);
+        let y_low = common::y_floor(1.02, plot_px, widest / 2 + 2);
         let mut chart = ChartBuilder::on(&body)
-            .margin(16)
+            .margin(MARGIN_PX)
             .margin_right(48)
-            .set_label_area_size(LabelAreaPosition::Left, 80)
-            .set_label_area_size(LabelAreaPosition::Bottom, 56)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.02)?;
+            .set_label_area_size(LabelAreaPosition::Left, Y_LABELS_PX)
+            .set_label_area_size(LabelAreaPosition::Bottom, X_LABELS_PX)
+            .build_cartesian_2d((lo..hi).log_scale(), y_low..1.02)?;
         chart
             .configure_mesh()
             .x_desc("episode duration (ms, log scale)")
             .y_desc("fraction of episodes ≤ duration")
             .x_labels(40)
             .x_label_formatter(&|v| if is_1_2_5(*v) { num(*v) } else { String::new() })
-            .y_label_formatter(&|v| num(*v))
+            .y_label_formatter(&|v| if *v < -1e-9 { String::new() } else { num(v.abs()) })
             .label_style(text(13))
             .axis_desc_style(text(15))
             .light_line_style(TRANSPARENT)
             .bold_line_style(RGBColor(225, 225, 225))
             .draw()?;
-        for (i, (label, episodes)) in self.runs.iter().enumerate() {
-            let color = palette::run(i);
-            chart
-                .draw_series(LineSeries::new(
-                    steps(episodes, lo, hi),
-                    color.mix(0.8).stroke_width(2),
-                ))?
-                .label(legend_label(label, episodes))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
-                });
-        }
-        if !self.runs.is_empty() {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .label_font(text(14))
-                .background_style(WHITE.mix(0.9))
-                .border_style(palette::FRAME)
-                .draw()?;
+        // Widest first: every later run is drawn on top, narrower.
+        for (i, (_, episodes)) in self.runs.iter().enumerate() {
+            let style = palette::run(i).stroke_width(self.width_px(i));
+            chart.draw_series(LineSeries::new(steps(episodes, lo, hi), style))?;
         }
         if self.runs.iter().all(|(_, e)| e.is_empty()) {
             common::note(&chart.plotting_area().strip_coord_spec(), "no downtime episodes")?;

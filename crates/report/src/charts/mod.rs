@@ -21,9 +21,9 @@ pub mod data;
 pub mod diff;
 
 mod cdf;
-mod common;
+pub(crate) mod common;
 mod compare;
-mod font;
+pub(crate) mod font;
 mod lag;
 mod palette;
 mod render;

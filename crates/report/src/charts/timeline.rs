@@ -3,6 +3,13 @@
 //! a "fraction of partitions down" heat strip. The ownership rows are first rasterised to a
 //! [`OwnershipGrid`] of one column per pixel, then equal neighbouring cells are merged into
 //! rectangles, so the cost is bounded by the picture size.
+//!
+//! Owners: every member has its own colour up to [`palette::MEMBER_COLORS`] members, ordered
+//! so that members next to each other (who own neighbouring partitions under range and
+//! round-robin assignment) differ strongly; the legend lists every member, in as many columns
+//! as fit, and the picture grows to fit the legend. Beyond that many members the colours
+//! repeat and the legend lists, per colour, the members that share it. Where a row is tall
+//! enough and an ownership stretch wide enough, the owner's name is also written inside it.
 
 use crate::charts::common::{self, clip, num, HEAD_PX};
 use crate::charts::data::{self, Category, DownCause, OwnershipGrid, RunKey};
@@ -29,8 +36,12 @@ const COLS: usize = (WIDTH_PX - LEGEND_PX - LEFT_LABELS_PX - RIGHT_MARGIN_PX) as
 const MAX_REBALANCE_LABELS: usize = 40;
 /// Rebalance start lines cross the main panel when there are at most this many.
 const MAX_REBALANCE_LINES: usize = 200;
-/// Legend entries for members before "+N more".
-const MAX_LEGEND_MEMBERS: usize = 16;
+/// Rows at least this tall get owner names written inside wide enough stretches.
+const MIN_NAMED_ROW_PX: u32 = 12;
+/// Only stretches of ownership at least this wide get the owner's name (fewer, calmer labels).
+const MIN_NAMED_STRETCH_PX: u32 = 200;
+/// Height of one legend line.
+const LEGEND_LINE_PX: i32 = 20;
 
 type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
@@ -97,7 +108,8 @@ fn subtitle(
 
 impl Chart for TimelineChart {
     fn size_px(&self) -> (u32, u32) {
-        (WIDTH_PX, HEAD_PX + TRACK_PX + STRIP_PX + self.main_px() + X_AXIS_PX + 16)
+        let plots_px = TRACK_PX + STRIP_PX + self.main_px() + X_AXIS_PX;
+        (WIDTH_PX, HEAD_PX + plots_px.max(self.legend_px()) + 16)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
@@ -233,6 +245,11 @@ impl TimelineChart {
     fn draw_cells<DB: DrawingBackend>(&self, chart: &Plot<'_, DB>) -> DrawResult {
         let col_s = self.col_s();
         let rows = self.grid.rows;
+        let name_px: Vec<u32> = if self.row_px >= MIN_NAMED_ROW_PX {
+            self.members.iter().map(|m| common::text_width_px(m, self.name_size_px())).collect()
+        } else {
+            Vec::new()
+        };
         for r in 0..rows {
             let cells = &self.grid.cells[r * self.grid.cols..(r + 1) * self.grid.cols];
             let y0 = (rows - r - 1) as f64;
@@ -242,8 +259,47 @@ impl TimelineChart {
                 chart
                     .plotting_area()
                     .draw(&Rectangle::new(rect, palette::category(cat).filled()))?;
+                if let Category::Owned { member, .. } = cat {
+                    // One column per pixel: the stretch is `end - start` pixels wide.
+                    if name_px
+                        .get(member)
+                        .is_some_and(|w| (end - start) as u32 >= (w + 12).max(MIN_NAMED_STRETCH_PX))
+                    {
+                        self.draw_name(
+                            chart,
+                            member,
+                            cat,
+                            ((start + end) as f64 / 2.0 * col_s, y0),
+                        )?;
+                    }
+                }
             }
         }
+        Ok(())
+    }
+
+    fn name_size_px(&self) -> u32 {
+        (self.row_px - 2).min(13)
+    }
+
+    /// Writes the name of `member` centred at `(t_s, y0 + 0.5)`, black or white by contrast.
+    fn draw_name<DB: DrawingBackend>(
+        &self,
+        chart: &Plot<'_, DB>,
+        member: usize,
+        cat: Category,
+        (t_s, y0): (f64, f64),
+    ) -> DrawResult {
+        let RGBColor(r, g, b) = palette::category(cat);
+        let luma = 0.299 * f64::from(r) + 0.587 * f64::from(g) + 0.114 * f64::from(b);
+        let ink = if luma > 140.0 { BLACK } else { WHITE };
+        let pos = plotters::style::text_anchor::Pos::new(HPos::Center, VPos::Center);
+        let style = text(self.name_size_px()).color(&ink).pos(pos);
+        chart.plotting_area().draw(&Text::new(
+            self.members[member].clone(),
+            (t_s, y0 + 0.5),
+            style,
+        ))?;
         Ok(())
     }
 
@@ -293,22 +349,77 @@ impl TimelineChart {
         clip(&format!("{topic}-{p}"), 16)
     }
 
+    /// The member entries of the legend: (colour, text), one per member, or one per colour
+    /// listing the members that share it when there are more members than colours.
+    fn member_entries(&self) -> Vec<(RGBColor, String)> {
+        let n = self.members.len();
+        if n <= palette::MEMBER_COLORS {
+            return self
+                .members
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (palette::member(i), clip(m, 28)))
+                .collect();
+        }
+        (0..palette::MEMBER_COLORS)
+            .map(|k| {
+                let sharing: Vec<&str> = self
+                    .members
+                    .iter()
+                    .skip(k)
+                    .step_by(palette::MEMBER_COLORS)
+                    .map(String::as_str)
+                    .collect();
+                (palette::member(k), clip(&sharing.join(", "), 38))
+            })
+            .collect()
+    }
+
+    /// Columns of the member legend and the width of one column, in pixels.
+    fn member_columns(entries: &[(RGBColor, String)]) -> (usize, i32) {
+        let widest = entries.iter().map(|(_, s)| common::text_width_px(s, 13)).max().unwrap_or(0);
+        let column_px = (widest + 22 + 14) as i32;
+        let usable = LEGEND_PX as i32 - 24;
+        ((usable / column_px.max(1)).clamp(1, 4) as usize, column_px)
+    }
+
+    fn member_heading(&self) -> String {
+        if self.members.len() > palette::MEMBER_COLORS {
+            format!("Owner (consuming): {} colours, shared", palette::MEMBER_COLORS)
+        } else {
+            "Owner (consuming)".to_string()
+        }
+    }
+
+    /// The height of the whole legend column (what [`Self::draw_legend`] draws).
+    fn legend_px(&self) -> u32 {
+        let entries = self.member_entries();
+        let (columns, _) = Self::member_columns(&entries);
+        let member_lines = entries.len().div_ceil(columns).max(1) as i32;
+        let cause_lines = self.causes.len().max(1) as i32;
+        let lines = member_lines + 2 + cause_lines + 1;
+        let px = TRACK_PX as i32 + 4 + 22 + lines * LEGEND_LINE_PX + 10 + 22 + 10 + 10 + 22 + 14;
+        px as u32
+    }
+
     fn draw_legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
         let x = 12;
         let mut y = TRACK_PX as i32 + 4;
-        common::label(area, "Owner (consuming)", (x, y), 14, (HPos::Left, VPos::Top))?;
+        common::label(area, &self.member_heading(), (x, y), 14, (HPos::Left, VPos::Top))?;
         y += 22;
-        for (i, m) in self.members.iter().enumerate().take(MAX_LEGEND_MEMBERS) {
-            y = common::swatch(area, (x, y), palette::member(i), &clip(m, 28))?;
+        let entries = self.member_entries();
+        let (columns, column_px) = Self::member_columns(&entries);
+        let rows = entries.len().div_ceil(columns);
+        // Column by column, so the member order reads downwards.
+        for (i, (color, s)) in entries.iter().enumerate() {
+            let (col, row) = (i / rows.max(1), i % rows.max(1));
+            let at = (x + col as i32 * column_px, y + row as i32 * LEGEND_LINE_PX);
+            common::swatch(area, at, *color, s)?;
         }
-        if self.members.len() > MAX_LEGEND_MEMBERS {
-            let more = format!("+ {} more members", self.members.len() - MAX_LEGEND_MEMBERS);
-            common::label(area, &more, (x + 22, y + 7), 13, (HPos::Left, VPos::Center))?;
-            y += 20;
-        }
+        y += rows as i32 * LEGEND_LINE_PX;
         if self.members.is_empty() {
             common::label(area, "(no owners)", (x + 22, y + 7), 13, (HPos::Left, VPos::Center))?;
-            y += 20;
+            y += LEGEND_LINE_PX;
         }
         let idle = palette::category(Category::Owned { member: 0, idle: true });
         y = common::swatch(area, (x, y), idle, "lighter: owner idle (nothing waiting)")?;
@@ -321,7 +432,7 @@ impl TimelineChart {
         }
         if self.causes.is_empty() {
             common::label(area, "(never down)", (x + 22, y + 7), 13, (HPos::Left, VPos::Center))?;
-            y += 20;
+            y += LEGEND_LINE_PX;
         }
         y += 10;
         y = common::swatch(area, (x, y), palette::REBALANCE, "rebalance (trigger to end)")?;
