@@ -1006,6 +1006,7 @@ fn consumer_params(
         one_way,
         processing: ProcessingSampler::new(&scenario.consumer.processing),
         static_membership: protocol.static_membership,
+        rebalance_listener: scenario.consumer.rebalance_listener,
     };
     crate::protocols::assigned::world::params_for(protocol, params)
 }
