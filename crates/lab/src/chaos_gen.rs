@@ -159,7 +159,7 @@ fn gen_consumer(rng: &mut SimRng) -> ConsumerSpec {
     config.fetch_max_wait = millis(rng, 100, 500);
     // Both listener settings, without a draw of its own (an added draw would change every
     // later parameter of the committed chaos seeds): three runs in four register one.
-    let rebalance_listener = config.max_poll_records % 4 != 0;
+    let rebalance_listener = !config.max_poll_records.is_multiple_of(4);
     ConsumerSpec { processing, commit, client, rebalance_listener, config }
 }
 
