@@ -358,3 +358,69 @@ fn start_of_three_acknowledges_added_partitions_at_once() {
         close(reb.duration_ms, 5003.0, "duration");
     }
 }
+
+/// The partition c1 gives up to c2 in the stall-join test below.
+const GIVEN: u32 = 3;
+
+/// Issue 25, the KIP-848 stall-join: a member with a rebalance listener completes a
+/// reconciliation only at its next poll. c1 stalls 10 s from 12 s (waiting in poll then: the
+/// records of 12.000 s reach it at 12.001), c2 joins at 14 s; 4 partitions, uniform 2/2 (c0
+/// 0-1, c1 2-3) -> 2/1/1: c1 gives up partition 3 (`GIVEN`). Heartbeats as in the module
+/// doc: c0 and c1 at 15.004, 20.004, ... (arriving 1 ms later); c2 5 s after its join
+/// response.
+///
+/// - c2's join arrives at 14.001 (epoch bump: the rebalance starts); its response (14.002)
+///   gives it nothing (partition 3 is still c1's), so it next heartbeats at 19.002 and 24.002.
+/// - c1's heartbeat of 15.004 (arrives 15.005) learns it must revoke GIVEN (response 15.006,
+///   c1 keeps its epoch: UNREVOKED_PARTITIONS, rebalance timeout 300 s).
+/// - Java with a listener (the default): AK runs onPartitionsRevoked in the application thread
+///   (`ConsumerMembershipManager.invokeOnPartitionsRevokedCallback` ->
+///   `enqueueConsumerRebalanceListenerCallback`, `AsyncKafkaConsumer.poll` ->
+///   `processBackgroundEvents`) and `AbstractMembershipManager.revokeAndAssign` completes only
+///   after it: c1 revokes at its poll at the stall's end, 22.000 s (committing GIVEN at 1199,
+///   everything it fetched: offset 1198 arrived 11.990), acknowledges (arrives 22.001: GIVEN
+///   is free); c2's heartbeat of 24.002 (arrives 24.003) gets it, response 24.004: the end.
+///   Rebalance 14.001 -> 24.004 = 10003 ms; GIVEN is down from 22.000 to 24.004 (2.004 s;
+///   while c1 stalls, it is busy with its partitions, not down).
+/// - Without a listener (or librdkafka): c1 revokes at the response, 15.006 s (acknowledgement
+///   arrives 15.007); c2's heartbeat of 19.002 (arrives 19.003) gets GIVEN at 19.004, the end:
+///   5003 ms; GIVEN is down 15.006 -> 19.004 (3.998 s).
+/// - Either way c1 commits GIVEN at 1199 before revoking it and c2 starts there: no record is
+///   processed twice. Downtime: the start's 2 x 4.994 s (module doc; the crash test) plus
+///   GIVEN's.
+#[test]
+fn java_listener_revocation_waits_for_the_stalled_members_poll() {
+    let extra = "[[event]]\nat = \"12s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"10s\"\n\
+                 [[event]]\nat = \"14s\"\nkind = \"join\"\nmember = \"c2\"\n";
+    let mut s = scenario("30s", extra);
+    assert!(s.consumer.rebalance_listener, "the default registers a listener");
+    let cases = [
+        (scenario::Client::Java, true, 22.000, 24.004, 10003.0),
+        (scenario::Client::Java, false, 15.006, 19.004, 5003.0),
+        (scenario::Client::Librdkafka, true, 15.006, 19.004, 5003.0),
+    ];
+    for (client, listener, revoked_at, end_s, duration_ms) in cases {
+        let what = format!("{client:?}, rebalance_listener = {listener}");
+        s.consumer.client = client;
+        s.consumer.rebalance_listener = listener;
+        let r = run(&s, "consumer:uniform");
+        let sum = r.summary.as_ref().unwrap();
+        let reb = &r.rebalances[1];
+        assert_eq!((reb.trigger.as_str(), reb.members, reb.partitions_moved), ("join", 3, 1));
+        close(reb.start_s, 14.001, &what);
+        close(reb.end_s, end_s, &what);
+        close(reb.duration_ms, duration_ms, &what);
+        let moved: Vec<(u32, f64, f64)> = r
+            .ownership
+            .iter()
+            .filter(|o| o.state == "revoked" && o.start_s > 10.0)
+            .map(|o| (o.partition, o.start_s, o.end_s))
+            .collect();
+        assert_eq!(moved.len(), 1, "{what}: {moved:?}");
+        assert_eq!(moved[0].0, GIVEN, "{what}");
+        close(moved[0].1, revoked_at, &what);
+        close(moved[0].2, end_s, &what);
+        assert_eq!(sum.records_reprocessed, 0, "{what}");
+        close(sum.downtime_partition_s, 2.0 * 4.994 + (end_s - revoked_at), &what);
+    }
+}

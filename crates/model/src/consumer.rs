@@ -95,6 +95,10 @@ pub struct ConsumerParams {
     /// The metadata refresh period of the member's client (Java `metadata.max.age.ms`,
     /// librdkafka `topic.metadata.refresh.interval.ms`): `protocols/classic/metadata.rs`.
     pub metadata_refresh: SimTime,
+    /// The application registers a `ConsumerRebalanceListener` (`[consumer]
+    /// rebalance_listener`): a Java KIP-848 member then completes its reconciliations at its
+    /// next poll (`protocols/kip848/member.rs`, `Consumer::reconciles_in_poll`).
+    pub rebalance_listener: bool,
 }
 
 impl ConsumerParams {
@@ -839,7 +843,7 @@ impl Consumer {
         }
         match self.membership {
             Membership::Classic => self.classic_poll(out),
-            Membership::Kip848(_) => self.kip848_poll(now, out),
+            Membership::Kip848(_) => self.kip848_poll(now, env, out),
             Membership::Assigned(_) => {}
         }
         let first_unseen = match self.fetch(now, env) {
@@ -1385,6 +1389,7 @@ pub(crate) mod tests {
             processing: ProcessingSampler::Constant(SimTime::ZERO),
             static_membership: false,
             metadata_refresh: t(300_000),
+            rebalance_listener: true,
         }
     }
 
@@ -1827,5 +1832,88 @@ pub(crate) mod tests {
             (rig.consumer.member_id.as_deref(), rig.consumer.owned()),
             (Some("c0-2"), vec![tp(1)])
         );
+    }
+
+    /// A KIP-848 response that takes a partition away, reaching a member busy outside
+    /// `poll()` (stalled 5 s from 3 ms): the Java client with a rebalance listener runs
+    /// `onPartitionsRevoked` in the application thread (AK
+    /// `ConsumerMembershipManager.invokeOnPartitionsRevokedCallback` ->
+    /// `enqueueConsumerRebalanceListenerCallback`; `AsyncKafkaConsumer.poll` ->
+    /// `processBackgroundEvents`), so the revocation, its commit and the acknowledgement wait
+    /// for the poll at the stall's end (5.003 s); without a listener, and for librdkafka, they
+    /// happen when the response arrives (10 ms). The member epoch is taken at once either way.
+    #[test]
+    fn kip848_java_listener_reconciles_at_the_next_poll() {
+        let ok = |epoch: i32, parts: &[u32]| {
+            let assigned: Vec<Tp> = parts.iter().map(|p| tp(*p)).collect();
+            let committed = assigned.iter().map(|tp| (*tp, Some(0))).collect();
+            let member_id = "c0-1".to_string();
+            let heartbeat_interval = t(5000);
+            let ok = CgHeartbeatOk {
+                member_id,
+                member_epoch: epoch,
+                heartbeat_interval,
+                assigned,
+                committed,
+                stable: true,
+            };
+            ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(ok)))
+        };
+        let revoked = |out: &ConsumerOutbox| {
+            out.notes
+                .contains(&ConsumerNote::Revoked { tps: vec![tp(1)], cause: RevokeCause::Revoked })
+        };
+        let ack = |out: &ConsumerOutbox| {
+            out.sends.iter().any(|m| {
+                matches!(m, ToCoordinator::ConsumerHeartbeat(hb)
+                    if hb.member_epoch == 2 && hb.owned.as_deref() == Some(&[tp(0)][..]))
+            })
+        };
+        for (client, listener, waits) in [
+            (Client::Java, true, true),
+            (Client::Java, false, false),
+            (Client::Librdkafka, true, false),
+        ] {
+            let what = format!("{client:?}, listener {listener}");
+            let mut rig = Rig::new(RebalanceMode::Consumer, AssignorName::Uniform);
+            rig.consumer.params.client = client;
+            rig.consumer.params.rebalance_listener = listener;
+            // No periodic auto-commit in the window (only the one before the revocation).
+            rig.consumer.params.auto_commit_interval = t(60_000);
+            rig.step(t(0), ConsumerInput::Start);
+            // Waiting in poll at 2 ms: the first assignment is applied and acknowledged at once.
+            let first = rig.step(t(2), ok(1, &[0, 1]));
+            assert_eq!(rig.consumer.owned(), vec![tp(0), tp(1)], "{what}");
+            assert!(first.sends.iter().any(|m| matches!(m, ToCoordinator::ConsumerHeartbeat(_))));
+            let stall = rig.step(t(3), ConsumerInput::Stall(t(5000)));
+            let epoch = stall
+                .timers
+                .iter()
+                .find_map(|(timer, at)| match timer {
+                    ConsumerTimer::BatchDone { epoch } if *at == Some(t(5003)) => Some(*epoch),
+                    _ => None,
+                })
+                .expect("the stall ends at 5.003 s");
+            let response = rig.step(t(10), ok(2, &[0]));
+            assert_eq!(rig.consumer.generation, 2, "{what}: the epoch is the background's");
+            assert_eq!((revoked(&response), ack(&response)), (!waits, !waits), "{what}");
+            let end = rig.step(t(5003), ConsumerInput::Timer(ConsumerTimer::BatchDone { epoch }));
+            assert_eq!((revoked(&end), ack(&end)), (waits, waits), "{what}");
+            assert_eq!(rig.consumer.owned(), vec![tp(0)], "{what}");
+            assert_eq!(rig.consumer.owned_generation(), 2, "{what}");
+            if waits {
+                // The commit before the revocation (auto-commit) goes out at the poll, before
+                // the acknowledgement: t-1 at 0 (nothing was fetched before the stall).
+                assert!(
+                    matches!(
+                        end.sends.as_slice(),
+                        [ToCoordinator::Commit { offsets, .. }, ToCoordinator::ConsumerHeartbeat(_), ..]
+                            if offsets == &vec![(tp(1), 0)]
+                    ),
+                    "{what}: {:?}",
+                    end.sends
+                );
+            }
+        }
     }
 }

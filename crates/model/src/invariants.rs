@@ -229,6 +229,7 @@ mod tests {
             processing: ProcessingSampler::Constant(SimTime::ZERO),
             static_membership: false,
             metadata_refresh: t(300_000),
+            rebalance_listener: true,
         };
         Consumer::new(Conn { slot: 0, incarnation: 1 }, "c0".into(), params)
     }

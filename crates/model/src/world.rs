@@ -1047,6 +1047,7 @@ fn consumer_params(
             scenario::Client::Java => c.metadata_max_age,
             scenario::Client::Librdkafka => c.topic_metadata_refresh_interval,
         },
+        rebalance_listener: scenario.consumer.rebalance_listener,
     };
     crate::protocols::assigned::world::params_for(protocol, params)
 }

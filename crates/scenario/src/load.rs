@@ -2,7 +2,7 @@
 //! every problem on the way (DESIGN section 7).
 //!
 //! Defaults where a key is left out: `name` = the file stem, `measure_from` = 0, `seed` = 1, `[consumer]`
-//! `processing = "1ms"`, `commit = "auto"`, `client = "java"`; `[[topic]]` `arrival =
+//! `processing = "1ms"`, `commit = "auto"`, `client = "java"`, `rebalance_listener = true`; `[[topic]]` `arrival =
 //! "constant"`, `skew = 0`; `[network] rtt = "1ms"`, `rtt_p99` = 4 x `rtt`; `[timing]` varied
 //! (`start_spread = "500ms"`, `event_jitter` = `heartbeat.interval.ms`, docs/timing.md); `[group] static_membership = false`;
 //! Kafka properties per `config.rs`; `[tubemq]` per docs/kafka-facts.md section 8. Required:
@@ -38,7 +38,7 @@ const ROOT_KEYS: &[&str] = &[
     "tubemq",
 ];
 const TOPIC_KEYS: &[&str] = &["name", "partitions", "rate", "arrival", "skew"];
-const CONSUMER_KEYS: &[&str] = &["processing", "commit", "client", "config"];
+const CONSUMER_KEYS: &[&str] = &["processing", "commit", "client", "rebalance_listener", "config"];
 const PROCESSING_KEYS: &[&str] = &["dist", "mean", "p99"];
 const GROUP_KEYS: &[&str] = &["members", "static_membership"];
 
@@ -323,6 +323,7 @@ fn consumer(ctx: &mut Ctx<'_>, node: Option<&Node>) -> ConsumerSpec {
         processing: Processing::Constant(SimTime::from_millis(1)),
         commit: CommitPolicy::Auto,
         client: Client::Java,
+        rebalance_listener: true,
         config: consumer_config(ctx, None),
     };
     let Some(node) = node else { return spec };
@@ -342,6 +343,10 @@ fn consumer(ctx: &mut Ctx<'_>, node: Option<&Node>) -> ConsumerSpec {
         s.take("client").and_then(|n| reader::choice(ctx, n, "consumer.client", &clients))
     {
         spec.client = [Client::Java, Client::Librdkafka][i];
+    }
+    let listener = s.take("rebalance_listener");
+    if let Some(b) = listener.and_then(|n| reader::boolean(ctx, n, "consumer.rebalance_listener")) {
+        spec.rebalance_listener = b;
     }
     spec.config = consumer_config(ctx, s.take("config"));
     s.finish(ctx, CONSUMER_KEYS);

@@ -136,6 +136,11 @@ pub struct ConsumerSpec {
     pub commit: CommitPolicy,
     /// Whose behaviour to model where the real clients differ.
     pub client: Client,
+    /// `rebalance_listener`: the application registers a `ConsumerRebalanceListener` (default
+    /// true, as Spring Kafka and Kafka Streams always do). A Java member under the consumer
+    /// protocol (KIP-848) then completes each reconciliation at its next poll, where AK runs
+    /// the callbacks (docs/clients.md).
+    pub rebalance_listener: bool,
     /// `[consumer.config]`, defaults filled in.
     pub config: ConsumerConfig,
 }

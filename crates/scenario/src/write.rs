@@ -126,6 +126,7 @@ fn write_consumer(out: &mut String, c: &ConsumerSpec) {
         Client::Librdkafka => "librdkafka",
     };
     line(out, &format!("client = {}", quoted(client)));
+    line(out, &format!("rebalance_listener = {}", c.rebalance_listener));
     write_consumer_config(out, &c.config);
 }
 
@@ -272,6 +273,7 @@ rate = 3
 processing = { dist = "lognormal", mean = "1.5ms", p99 = "12ms" }
 commit = "async-per-batch"
 client = "librdkafka"
+rebalance_listener = false
 
 [consumer.config]
 "session.timeout.ms" = 10000

@@ -101,6 +101,7 @@ fn the_design_example_loads_with_every_value() {
     assert_eq!(s.consumer.processing, Processing::Constant(SimTime::from_millis(1)));
     assert_eq!(s.consumer.commit, CommitPolicy::Auto);
     assert_eq!(s.consumer.client, Client::Java);
+    assert!(s.consumer.rebalance_listener, "the default: a listener is registered");
     // Every property written equals the Java default, so the config is exactly the defaults.
     assert_eq!(s.consumer.config, default_consumer_config());
     assert_eq!(s.broker, default_broker_config());

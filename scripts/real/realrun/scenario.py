@@ -253,9 +253,13 @@ def load(path: Path) -> Scenario:
         parse_protocol(p, f"{where}: protocols[{i}]", static) for i, p in enumerate(doc.get("protocols", ["eager"]))
     ]
     consumer = _table(doc, "consumer", where)
-    _check_keys(consumer, {"processing", "commit", "client", "config"}, f"{where}: [consumer]")
+    _check_keys(consumer, {"processing", "commit", "client", "rebalance_listener", "config"}, f"{where}: [consumer]")
     if consumer.get("commit", "auto") != "auto":
         raise ScenarioError(f'{where}: consumer.commit: a real run supports only "auto"')
+    if consumer.get("rebalance_listener", True) is not True:
+        # Both members (Member.java Listener, member.py on_assign/on_revoke/on_lost) record
+        # every callback, so they always register a listener.
+        raise ScenarioError(f"{where}: consumer.rebalance_listener: a real run supports only true")
     client = consumer.get("client", "java")
     if client not in ("java", "librdkafka"):
         raise ScenarioError(f"{where}: consumer.client: {client!r}; allowed: java, librdkafka")

@@ -241,6 +241,7 @@ mod tests {
                 processing: ProcessingSampler::Constant(t(1)),
                 static_membership: false,
                 metadata_refresh: t(300_000),
+                rebalance_listener: true,
             };
             let streams = RngStreams::new(1);
             let conn = Conn { slot: 0, incarnation: 1 };

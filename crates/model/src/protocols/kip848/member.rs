@@ -4,12 +4,16 @@
 //! differs from the classic protocol.
 //!
 //! Lifecycle: the first poll sends a ConsumerGroupHeartbeat with epoch 0 (join); every
-//! response carries the member's epoch and the partitions it may own now. The member
-//! reconciles in the background (no rebalance listener is modeled, so no poll is needed):
-//! partitions no longer assigned are revoked at once (auto-commit first, with the old
-//! epoch), new partitions start at their committed offsets, and any such change is
-//! acknowledged by an immediate heartbeat reporting the owned partitions (AK state
-//! ACKNOWLEDGING, for revocations and additions alike). Heartbeats follow
+//! response carries the member's epoch and the partitions it may own now. A reconciliation
+//! revokes the partitions no longer assigned (auto-commit first, with the old epoch), starts
+//! the new ones at their committed offsets, and acknowledges any such change by an immediate
+//! heartbeat reporting the owned partitions (AK state ACKNOWLEDGING, for revocations and
+//! additions alike). Where it runs: a Java member with a rebalance listener (`[consumer]
+//! rebalance_listener`, the default) completes it at its next poll, because AK runs the
+//! listener's callbacks in the application thread and finishes the reconciliation after them
+//! ([`Kip848State::waiting`], docs/clients.md); without a listener, and for librdkafka (the
+//! real stall-join record: its join completes while the member stalls), at once, in the
+//! background. The member epoch is taken at once either way. Heartbeats follow
 //! every `group.consumer.heartbeat.interval.ms` (sent by the broker in the response) from
 //! the last one sent. FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID drop the partitions
 //! (onPartitionsLost) and rejoin with epoch 0.
@@ -46,6 +50,9 @@ pub(crate) struct Kip848State {
     /// The member id given up last (a leave, a fence, a lost join): a response still carrying
     /// it answers a heartbeat of that old membership (`Consumer::answers_current_membership`).
     dropped_id: Option<String>,
+    /// The latest response whose assignment a Java member with a rebalance listener applies
+    /// at its next poll ([`Consumer::reconciles_in_poll`]); a later response replaces it.
+    pub(crate) waiting: Option<CgHeartbeatOk>,
 }
 
 /// `request.timeout.ms` (Java default): a join whose response was lost is sent again.
@@ -64,8 +71,21 @@ impl Consumer {
         }
     }
 
-    /// At poll: (re)join when not a member (start, after a leave or a fence).
-    pub(crate) fn kip848_poll(&mut self, now: SimTime, out: &mut ConsumerOutbox) {
+    /// At poll: complete a reconciliation that waited for it; (re)join when not a member
+    /// (start, after a leave or a fence).
+    pub(crate) fn kip848_poll<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
+        // AK `AsyncKafkaConsumer.poll` -> `processBackgroundEvents`: the application thread
+        // runs the `ConsumerRebalanceListenerCallbackNeededEvent`s the reconciliation enqueued
+        // (`ConsumerMembershipManager.enqueueConsumerRebalanceListenerCallback`), which lets
+        // `AbstractMembershipManager.revokeAndAssign` complete.
+        if let Some(ok) = self.kip848_mut().waiting.take() {
+            self.apply_reconciliation(now, ok, env, out);
+        }
         if self.kip848_mut().poll_expired {
             self.kip848_mut().poll_expired = false;
             self.send_leave(LeaveReason::MaxPollExpired, out);
@@ -158,11 +178,12 @@ impl Consumer {
     /// Whether `ok` would change nothing (`reconcile`): the member, not joining, already has
     /// that id, epoch and exactly the assigned partitions.
     pub fn cg_response_changes_nothing(&self, ok: &CgHeartbeatOk) -> bool {
-        let joining = match &self.membership {
-            Membership::Kip848(state) => state.joining,
+        let (joining, waiting) = match &self.membership {
+            Membership::Kip848(state) => (state.joining, state.waiting.is_some()),
             Membership::Classic | Membership::Assigned(_) => return false,
         };
         !joining
+            && !waiting
             && self.phase == Phase::Stable
             && self.member_id.as_ref() == Some(&ok.member_id)
             && ok.member_epoch == self.generation
@@ -172,7 +193,24 @@ impl Consumer {
             && ok.committed.iter().all(|(tp, _)| self.poll_loop.owned.contains_key(tp))
     }
 
-    /// Applies the assignment of a response; acknowledges any change of partitions at once.
+    /// Whether reconciliations wait for the next poll: the Java client with a rebalance
+    /// listener. AK `ConsumerMembershipManager.invokeOnPartitionsRevokedCallback` /
+    /// `invokeOnPartitionsAssignedCallback` enqueue the callback for the application thread
+    /// when `subscriptions.rebalanceListener()` is present (else the future completes at
+    /// once); `AbstractMembershipManager.revokeAndAssign` makes the assignment current and
+    /// transitions to ACKNOWLEDGING only when `revokePartitions` (commit, then
+    /// onPartitionsRevoked) and `assignPartitions` (onPartitionsAssigned, invoked even for an
+    /// empty set) completed. librdkafka: the real KIP-848 stall-join runs (members with
+    /// on_assign / on_revoke, results/real/4.4.0) complete the join while the member stalls, so
+    /// it reconciles at once, as before.
+    pub(crate) fn reconciles_in_poll(&self) -> bool {
+        self.params.client == Client::Java && self.params.rebalance_listener
+    }
+
+    /// Takes a response: the membership (id, epoch, heartbeat timer) at once, as AK's
+    /// background thread does (`onHeartbeatSuccess`); its assignment at once, or at the next
+    /// poll when [`Consumer::reconciles_in_poll`] and it changes the owned partitions (a
+    /// member waiting in poll does it now: `Consumer::wake` follows every response).
     fn reconcile<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
@@ -181,18 +219,39 @@ impl Consumer {
         out: &mut ConsumerOutbox,
     ) {
         let joined = std::mem::take(&mut self.kip848_mut().joining);
-        self.member_id = Some(ok.member_id);
+        self.member_id = Some(ok.member_id.clone());
         self.phase = Phase::Stable;
         if joined {
             self.kip848_mut().interval = Some(ok.heartbeat_interval);
             out.arm(ConsumerTimer::Heartbeat, now + ok.heartbeat_interval);
         }
+        let changes = !self.poll_loop.owned.keys().eq(ok.assigned.iter());
+        if changes && self.reconciles_in_poll() {
+            // Heartbeats meanwhile carry the new epoch (the coordinator fences any other).
+            self.generation = ok.member_epoch;
+            self.kip848_mut().waiting = Some(ok);
+            return;
+        }
+        // A response that changes nothing supersedes a waiting one (AK reconciles the latest
+        // target only: `maybeReconcile`, `targetAssignmentReconciled`).
+        self.kip848_mut().waiting = None;
+        self.apply_reconciliation(now, ok, env, out);
+    }
+
+    /// Applies the assignment of a response; acknowledges any change of partitions at once.
+    fn apply_reconciliation<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        ok: CgHeartbeatOk,
+        env: &mut ConsumerEnv<'_, L>,
+        out: &mut ConsumerOutbox,
+    ) {
         let assigned: BTreeSet<Tp> = ok.assigned.iter().copied().collect();
         // Revocations commit with the current epoch, before it changes.
         let revoked = self.revoke_missing(&assigned, out);
         let added = self.take_new(now, ok.committed, env, out);
         self.restart_auto_commit_timer_if(now, revoked || added);
-        let epoch_changed = ok.member_epoch != self.generation;
+        let epoch_changed = ok.member_epoch != self.owned_generation;
         self.generation = ok.member_epoch;
         self.owned_generation = ok.member_epoch;
         if revoked || added || epoch_changed {
@@ -234,6 +293,7 @@ impl Consumer {
         self.owned_generation = -1;
         self.phase = Phase::Unjoined;
         self.kip848_mut().joining = false;
+        self.kip848_mut().waiting = None;
         out.cancel(ConsumerTimer::Heartbeat);
     }
 
@@ -286,7 +346,7 @@ impl Consumer {
     /// The protocol leaves the coming poll-loop steps plain: the member has joined (it has a
     /// member id, no join in flight) and its poll timer has not expired.
     pub(crate) fn kip848_poll_loop_is_plain(&self, state: &Kip848State) -> bool {
-        self.member_id.is_some() && !state.poll_expired && !state.joining
+        self.member_id.is_some() && !state.poll_expired && !state.joining && state.waiting.is_none()
     }
 
     /// The heartbeat timer leaves the poll loop alone: it sends a ConsumerGroupHeartbeat from
