@@ -16,8 +16,8 @@
 use rand::Rng;
 use scenario::{
     default_broker_config, default_consumer_config, default_tubemq, member_order, scale_plan,
-    Arrival, Client, CommitPolicy, ConsumerSpec, Event, EventKind, GroupSpec, NetworkSpec,
-    OffsetReset, Processing, ProtocolSpec, Scenario, TimingSpec, TopicSpec,
+    Arrival, Client, ClientIds, CommitPolicy, ConsumerSpec, Event, EventKind, GroupSpec,
+    NetworkSpec, OffsetReset, Processing, ProtocolSpec, Scenario, TimingSpec, TopicSpec,
 };
 use sim_core::{RngStreams, SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,7 +77,7 @@ pub fn generate(seed: u64) -> Scenario {
         broker,
         network,
         timing: TimingSpec::exact(),
-        group: GroupSpec { members, static_membership: false },
+        group: GroupSpec { members, static_membership: false, client_ids: ClientIds::Default },
         events: Vec::new(),
         tubemq: default_tubemq(members),
     };

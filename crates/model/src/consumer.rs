@@ -91,9 +91,17 @@ pub struct ConsumerParams {
     /// Static membership (KIP-345): the member's name is its `group.instance.id`; it sends
     /// no LeaveGroup, neither on close nor when its poll timer expires.
     pub static_membership: bool,
+    /// The `client.id` every member shares (`[group] client_ids = "default"`), or `None`:
+    /// each member's client id is its name (`"member-name"`).
+    pub shared_client_id: Option<String>,
 }
 
 impl ConsumerParams {
+    /// The `client.id` of the member called `name`.
+    pub(crate) fn client_id<'a>(&'a self, name: &'a str) -> &'a str {
+        self.shared_client_id.as_deref().unwrap_or(name)
+    }
+
     pub(crate) fn auto_commit(&self) -> bool {
         self.commit == CommitPolicy::Auto && self.enable_auto_commit
     }
@@ -1364,6 +1372,7 @@ pub(crate) mod tests {
             one_way: t(1),
             processing: ProcessingSampler::Constant(SimTime::ZERO),
             static_membership: false,
+            shared_client_id: None,
         }
     }
 

@@ -228,6 +228,7 @@ mod tests {
             one_way: t(1),
             processing: ProcessingSampler::Constant(SimTime::ZERO),
             static_membership: false,
+            shared_client_id: None,
         };
         Consumer::new(Conn { slot: 0, incarnation: 1 }, "c0".into(), params)
     }

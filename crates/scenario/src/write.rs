@@ -29,6 +29,7 @@ pub fn to_toml(scenario: &Scenario) -> String {
     line(&mut out, "\n[group]");
     line(&mut out, &format!("members = {}", scenario.group.members));
     line(&mut out, &format!("static_membership = {}", scenario.group.static_membership));
+    line(&mut out, &format!("client_ids = {}", quoted(scenario.group.client_ids.name())));
     for event in &scenario.events {
         write_event(&mut out, event, &scenario.topics);
     }
@@ -144,6 +145,9 @@ fn write_consumer_config(out: &mut String, c: &ConsumerConfig) {
     line(out, &prop("fetch.max.wait.ms", millis(c.fetch_max_wait)));
     line(out, &prop("request.timeout.ms", millis(c.request_timeout)));
     line(out, &prop("retry.backoff.ms", millis(c.retry_backoff)));
+    if let Some(id) = &c.client_id {
+        line(out, &prop("client.id", quoted(id)));
+    }
     write_ignored(out, &c.ignored);
 }
 
@@ -271,6 +275,7 @@ client = "librdkafka"
 "heartbeat.interval.ms" = 2500
 "auto.offset.reset" = "smallest"
 "isolation.level" = "read_committed"
+"client.id" = "billing"
 
 [broker.config]
 "group.initial.rebalance.delay.ms" = 0
@@ -347,6 +352,8 @@ c3 = 2
         assert!(text.contains("rate = 12.5\n"), "{text}");
         assert!(text.contains("measure_from = \"1m30s\"\n"), "{text}");
         assert!(text.contains("topic = \"audit log\"\n"), "{text}");
+        assert!(text.contains("\"client.id\" = \"billing\"\n"), "{text}");
+        assert!(text.contains("client_ids = \"default\"\n"), "{text}");
         assert!(text.contains("protocols = [\"eager:roundrobin\", \"cooperative:cooperative-sticky\", \"consumer:range\", \"manual:none\"]"), "{text}");
     }
 }

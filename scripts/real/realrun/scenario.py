@@ -23,6 +23,7 @@ ALLOWED_ASSIGNORS = {
     "consumer": ("uniform", "range"),
 }
 REAL_EVENT_KINDS = ("join", "leave", "crash", "pause", "stall")
+CLIENT_IDS = ("default", "member-name")  # [group] client_ids, as the simulator reads it
 TOP_KEYS = {
     "name",
     "duration",
@@ -95,6 +96,10 @@ class Scenario:
     members: int
     static_membership: bool
     events: list[Event] = field(default_factory=list)
+    # `[group] client_ids`: "member-name" = each member's client.id is its name; "default" =
+    # no client.id is set (the client's default, the same for every member), unless
+    # [consumer.config] sets one for all.
+    client_ids: str = "default"
 
     def max_poll_interval_s(self) -> float:
         """`max.poll.interval.ms` in seconds (Kafka default 300000)."""
@@ -221,8 +226,11 @@ def load(path: Path) -> Scenario:
     _check_keys(doc, TOP_KEYS, where)
     duration_s = parse_duration_s(doc.get("duration"), f"{where}: duration")
     group = _table(doc, "group", where)
-    _check_keys(group, {"members", "static_membership"}, f"{where}: [group]")
+    _check_keys(group, {"members", "static_membership", "client_ids"}, f"{where}: [group]")
     static = bool(group.get("static_membership", False))
+    client_ids = group.get("client_ids", "default")
+    if client_ids not in CLIENT_IDS:
+        raise ScenarioError(f"{where}: group.client_ids: {client_ids!r}; allowed: {', '.join(CLIENT_IDS)}")
     protocols = [
         parse_protocol(p, f"{where}: protocols[{i}]", static) for i, p in enumerate(doc.get("protocols", ["eager"]))
     ]
@@ -234,6 +242,11 @@ def load(path: Path) -> Scenario:
     if client not in ("java", "librdkafka"):
         raise ScenarioError(f"{where}: consumer.client: {client!r}; allowed: java, librdkafka")
     broker = _table(doc, "broker", where)
+    if client_ids == "member-name" and "client.id" in consumer.get("config", {}):
+        raise ScenarioError(
+            f'{where}: group.client_ids: "member-name" gives each member its name as client.id, '
+            'but consumer.config."client.id" gives every member the same one; allowed: "default", or leave client.id out'
+        )
     events = [_event(e, f"{where}: event[{i}]", duration_s) for i, e in enumerate(doc.get("event", []))]
     events.sort(key=lambda e: e.at_s)
     members = group.get("members", 1)
@@ -255,4 +268,5 @@ def load(path: Path) -> Scenario:
         members=members,
         static_membership=static,
         events=events,
+        client_ids=client_ids,
     )

@@ -240,6 +240,7 @@ mod tests {
                 one_way: t(1),
                 processing: ProcessingSampler::Constant(t(1)),
                 static_membership: false,
+                shared_client_id: None,
             };
             let streams = RngStreams::new(1);
             let conn = Conn { slot: 0, incarnation: 1 };
