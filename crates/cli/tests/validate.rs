@@ -56,7 +56,7 @@ fn every_problem_goes_to_stderr_one_per_line_with_exit_2() {
         lines,
         [
             format!("error: {}:5:14: topic[0].partitions: 0 is out of range; allowed: an integer from 1 to 10000000", path.display()),
-            format!("error: {}:9:10: group.static: unknown key `static`; allowed: members, static_membership", path.display()),
+            format!("error: {}:9:10: group.static: unknown key `static`; allowed: members, static_membership, client_ids", path.display()),
         ]
     );
 }
