@@ -59,6 +59,7 @@ rtt = "2ms"
 
 [group]
 members = 2
+client_ids = "member-name"   # the derivations below order members by name (c0 < c1 < c2 < c3)
 "#;
 
 fn scenario(extra: &str) -> Scenario {
