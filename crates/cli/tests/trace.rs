@@ -125,11 +125,12 @@ fn the_file_trace_of_the_crash_agrees_with_the_live_one() {
         assert_agree(&live, &files, protocol);
     }
     // The crashed member's partition orders-4 (range: c1 owns 4..7), as docs/formats.md
-    // reads it.
+    // reads it; after the session expiry it goes to c2, whose member id sorts first of the two
+    // left with this seed (`[group] client_ids = "default"`).
     let files = events(&dir.path().join("crash/trace-eager-range.files.json"));
     let part = &spans_by_track(&files, 2)["orders-4"];
     let names: Vec<&str> = part.iter().map(|s| s.0.as_str()).collect();
-    assert_eq!(names, ["idle", "unassigned", "c1", "idle", "owner-dead", "unassigned", "c0"]);
+    assert_eq!(names, ["idle", "unassigned", "c1", "idle", "owner-dead", "unassigned", "c2"]);
     let owner_dead = (part[4].1, part[4].2);
     assert_eq!(owner_dead, (120_002_816_127, 162_002_500_000), "from the crash's next record");
     assert_eq!(part[5].3["rebalance"], 1);

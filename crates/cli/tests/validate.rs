@@ -56,7 +56,7 @@ fn every_problem_goes_to_stderr_one_per_line_with_exit_2() {
         lines,
         [
             format!("error: {}:5:14: topic[0].partitions: 0 is out of range; allowed: an integer from 1 to 10000000", path.display()),
-            format!("error: {}:9:10: group.static: unknown key `static`; allowed: members, static_membership", path.display()),
+            format!("error: {}:9:10: group.static: unknown key `static`; allowed: members, static_membership, client_ids", path.display()),
         ]
     );
 }
@@ -78,7 +78,7 @@ fn several_files_are_all_checked_and_one_bad_file_fails_the_run() {
 
 #[test]
 fn warnings_go_to_stderr_and_do_not_fail() {
-    let body = format!("{VALID}[consumer.config]\n\"client.id\" = \"app\"\n");
+    let body = format!("{VALID}[consumer.config]\n\"client.rack\" = \"r1\"\n");
     let (_dir, path) = temp_file("warn.toml", &body);
     let out = run(&["validate", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
@@ -86,7 +86,7 @@ fn warnings_go_to_stderr_and_do_not_fail() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "warning: {}: consumer.config.\"client.id\" is accepted but not modeled\n",
+            "warning: {}: consumer.config.\"client.rack\" is accepted but not modeled\n",
             path.display()
         )
     );

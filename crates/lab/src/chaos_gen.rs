@@ -16,8 +16,9 @@
 use rand::Rng;
 use scenario::{
     default_broker_config, default_consumer_config, default_tubemq, member_order, scale_plan,
-    Arrival, Client, CommitPolicy, ConsumerSpec, Event, EventKind, GroupSpec, NetworkSpec,
-    OffsetReset, Processing, ProducerSpec, ProtocolSpec, Scenario, TimingSpec, TopicSpec,
+    Arrival, Client, ClientIds, CommitPolicy, ConsumerSpec, Event, EventKind, GroupSpec,
+    NetworkSpec, OffsetReset, Processing, ProducerSpec, ProtocolSpec, Scenario, TimingSpec,
+    TopicSpec,
 };
 use sim_core::{RngStreams, SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,7 +79,7 @@ pub fn generate(seed: u64) -> Scenario {
         network,
         producer: ProducerSpec::default(),
         timing: TimingSpec::exact(),
-        group: GroupSpec { members, static_membership: false },
+        group: GroupSpec { members, static_membership: false, client_ids: ClientIds::Default },
         events: Vec::new(),
         tubemq: default_tubemq(members),
     };

@@ -60,6 +60,7 @@ rtt = "2ms"
 
 [group]
 members = 2
+client_ids = "member-name"   # the derivations below order members by name (c0 < c1 < c2 < c3)
 "#;
 
 fn scenario(extra: &str) -> Scenario {
@@ -433,6 +434,11 @@ fn librdkafka_cooperative_round_one_completes_during_a_stall() {
         "[[event]]\nat = \"12.005s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"10s\"\n\
                  [[event]]\nat = \"14s\"\nkind = \"join\"\nmember = \"c2\"\n";
     let mut s = scenario(extra);
+    // Which of the tied members gives a partition to c2 follows the member ids (the sticky
+    // assignor iterates them in Java HashMap order), which the coordinator draws from the seed
+    // (`[group] client_ids`, issue 25 item 6c): with seed 1 it is one of c1's, with BASE's seed
+    // 7 one of c0's (found by running seeds 1..40: 23 give c1's, 16 c0's).
+    s.seed = 1;
     s.consumer.client = scenario::Client::Librdkafka;
     let rd = run(&s, "cooperative");
     s.consumer.client = scenario::Client::Java;
@@ -478,6 +484,11 @@ fn java_cooperative_reprocesses_what_a_moved_partition_consumed_in_round_one() {
         "[[event]]\nat = \"20.0075s\"\nkind = \"stall\"\nmember = \"c1\"\nduration = \"5s\"\n\
                  [[event]]\nat = \"21s\"\nkind = \"join\"\nmember = \"c2\"\n";
     let mut s = scenario(extra);
+    // Which of the tied members gives a partition to c2 follows the member ids (the sticky
+    // assignor iterates them in Java HashMap order), which the coordinator draws from the seed
+    // (`[group] client_ids`, issue 25 item 6c): with seed 1 it is one of c1's, with BASE's seed
+    // 7 one of c0's (found by running seeds 1..40: 23 give c1's, 16 c0's).
+    s.seed = 1;
     let java = run(&s, "cooperative");
     // c2's join arrives at 21.001 s. c0 learns at its heartbeat of 21.004 (response 21.006)
     // and rejoins; c1 rejoins at its first poll after the stall, 25.0075 s: it commits its

@@ -99,9 +99,17 @@ pub struct ConsumerParams {
     /// rebalance_listener`): a Java KIP-848 member then completes its reconciliations at its
     /// next poll (`protocols/kip848/member.rs`, `Consumer::reconciles_in_poll`).
     pub rebalance_listener: bool,
+    /// The `client.id` every member shares (`[group] client_ids = "default"`), or `None`:
+    /// each member's client id is its name (`"member-name"`).
+    pub shared_client_id: Option<String>,
 }
 
 impl ConsumerParams {
+    /// The `client.id` of the member called `name`.
+    pub(crate) fn client_id<'a>(&'a self, name: &'a str) -> &'a str {
+        self.shared_client_id.as_deref().unwrap_or(name)
+    }
+
     pub(crate) fn auto_commit(&self) -> bool {
         self.commit == CommitPolicy::Auto && self.enable_auto_commit
     }
@@ -1390,6 +1398,7 @@ pub(crate) mod tests {
             static_membership: false,
             metadata_refresh: t(300_000),
             rebalance_listener: true,
+            shared_client_id: None,
         }
     }
 

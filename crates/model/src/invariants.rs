@@ -230,6 +230,7 @@ mod tests {
             static_membership: false,
             metadata_refresh: t(300_000),
             rebalance_listener: true,
+            shared_client_id: None,
         };
         Consumer::new(Conn { slot: 0, incarnation: 1 }, "c0".into(), params)
     }

@@ -65,8 +65,9 @@ pub enum ToCoordinator {
     Join {
         /// Sender.
         conn: Conn,
-        /// Member name (client id).
-        name: String,
+        /// Its `client.id` (the request header's): its name, or one id every member shares
+        /// (`[group] client_ids`). A new member's id starts with it.
+        client_id: String,
         /// Known member id, if any.
         member_id: Option<MemberId>,
         /// `group.instance.id` of a static member (KIP-345): its name.

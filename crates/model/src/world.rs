@@ -1048,8 +1048,30 @@ fn consumer_params(
             scenario::Client::Librdkafka => c.topic_metadata_refresh_interval,
         },
         rebalance_listener: scenario.consumer.rebalance_listener,
+        shared_client_id: shared_client_id(scenario),
     };
     crate::protocols::assigned::world::params_for(protocol, params)
+}
+
+/// The `client.id` every member has, or `None` when each has its own (its name): `[group]
+/// client_ids = "member-name"`, as the project's real-broker harness sets it. Otherwise
+/// `[consumer.config] "client.id"` if set, else the client's default: Java
+/// `consumer-<group.id>-<n>` (`ConsumerConfig.maybeOverrideClientId`; `n` counts consumers
+/// per JVM, 1 for one consumer per process), librdkafka `rdkafka` (`CONFIGURATION.md`). Only
+/// its being shared matters to the order (member ids `clientId-UUID`).
+fn shared_client_id(scenario: &Scenario) -> Option<String> {
+    let config = &scenario.consumer.config;
+    match scenario.group.client_ids {
+        scenario::ClientIds::MemberName => None,
+        scenario::ClientIds::Default => Some(match (&config.client_id, scenario.consumer.client) {
+            (Some(id), _) => id.clone(),
+            (None, scenario::Client::Librdkafka) => "rdkafka".to_string(),
+            (None, scenario::Client::Java) => {
+                let group = config.ignored.get("group.id").map_or("group", String::as_str);
+                format!("consumer-{group}-1")
+            }
+        }),
+    }
 }
 
 /// The catch-up the ownership books ask for before a partition changes (`crate::ownership`):

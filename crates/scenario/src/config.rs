@@ -35,6 +35,7 @@ pub(crate) const MODELED_CONSUMER: &[&str] = &[
     "retry.backoff.ms",
     "metadata.max.age.ms",
     "topic.metadata.refresh.interval.ms",
+    "client.id",
 ];
 
 /// librdkafka's name for `fetch.max.wait.ms`.
@@ -79,6 +80,7 @@ pub fn default_consumer_config() -> ConsumerConfig {
         retry_backoff: SimTime::from_millis(100),
         metadata_max_age: SimTime::from_millis(300_000),
         topic_metadata_refresh_interval: SimTime::from_millis(300_000),
+        client_id: None,
         ignored: BTreeMap::new(),
     }
 }
@@ -106,6 +108,7 @@ pub(crate) fn consumer_config(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Consume
         config.max_poll_records = u32::try_from(v).unwrap_or(u32::MAX);
     }
     read_fetch_wait(ctx, &mut section, &mut config);
+    read_client_id(ctx, &mut section, &mut config);
     config.ignored =
         collect_ignored(ctx, &mut section, is_ignored_consumer_property, &consumer_names());
     config
@@ -156,6 +159,20 @@ fn read_consumer_commit(ctx: &mut Ctx<'_>, section: &mut Section<'_>, config: &m
             config.auto_offset_reset = reset;
         }
     }
+}
+
+/// `client.id`: a non-empty string. Java's `ConsumerConfig.maybeOverrideClientId` treats an
+/// empty one as unset (it generates `consumer-<group.id>-<n>`); here leaving it out says that.
+fn read_client_id(ctx: &mut Ctx<'_>, section: &mut Section<'_>, config: &mut ConsumerConfig) {
+    let Some(node) = section.take("client.id") else { return };
+    let key = section.key("client.id");
+    let Some(id) = crate::reader::string(ctx, node, &key) else { return };
+    if id.is_empty() {
+        let allowed = "a non-empty string; leave client.id out for the client's default";
+        ctx.at(node, &key, "an empty client.id", Some(allowed));
+        return;
+    }
+    config.client_id = Some(id.to_string());
 }
 
 /// `fetch.max.wait.ms`, or librdkafka's `fetch.wait.max.ms` (not both).

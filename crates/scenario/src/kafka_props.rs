@@ -17,7 +17,6 @@ pub(crate) const JAVA_CONSUMER_IGNORED: &[&str] = &[
     "bootstrap.servers",
     "check.crcs",
     "client.dns.lookup",
-    "client.id",
     "client.rack",
     "connections.max.idle.ms",
     "default.api.timeout.ms",

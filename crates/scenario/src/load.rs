@@ -40,7 +40,7 @@ const ROOT_KEYS: &[&str] = &[
 const TOPIC_KEYS: &[&str] = &["name", "partitions", "rate", "arrival", "skew"];
 const CONSUMER_KEYS: &[&str] = &["processing", "commit", "client", "rebalance_listener", "config"];
 const PROCESSING_KEYS: &[&str] = &["dist", "mean", "p99"];
-const GROUP_KEYS: &[&str] = &["members", "static_membership"];
+const GROUP_KEYS: &[&str] = &["members", "static_membership", "client_ids"];
 
 /// Reads and validates the scenario file at `path`.
 pub fn load(path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
@@ -113,7 +113,7 @@ fn build(ctx: &mut Ctx<'_>, root: &Node, path: &Path) -> Result<Scenario, Vec<Sc
     let network = network(ctx, section.take("network"));
     let producer = producer(ctx, section.take("producer"));
     let timing = timing(ctx, section.take("timing"), consumer.config.heartbeat_interval);
-    let group = group(ctx, &mut section);
+    let group = group(ctx, &mut section, consumer.config.client_id.as_deref());
     let protocols = protocols(ctx, &mut section, group.static_membership);
     let events = parse_events(ctx, section.take("event"), &topics);
     // With an unusable member count, replaying events would only report phantom members.
@@ -473,9 +473,10 @@ fn timing(ctx: &mut Ctx<'_>, node: Option<&Node>, heartbeat_interval: SimTime) -
     spec
 }
 
-/// `[group]`: `members` is required.
-fn group(ctx: &mut Ctx<'_>, root: &mut Section<'_>) -> GroupSpec {
-    let mut spec = GroupSpec { members: 0, static_membership: false };
+/// `[group]`: `members` is required. `client_id` is `[consumer.config] "client.id"`.
+fn group(ctx: &mut Ctx<'_>, root: &mut Section<'_>, client_id: Option<&str>) -> GroupSpec {
+    let mut spec =
+        GroupSpec { members: 0, static_membership: false, client_ids: ClientIds::Default };
     let Some(node) = root.require(ctx, "group", "a [group] table with members = N") else {
         return spec;
     };
@@ -489,8 +490,27 @@ fn group(ctx: &mut Ctx<'_>, root: &mut Section<'_>) -> GroupSpec {
     {
         spec.static_membership = b;
     }
+    if let Some(node) = s.take("client_ids") {
+        client_ids(ctx, node, client_id, &mut spec);
+    }
     s.finish(ctx, GROUP_KEYS);
     spec
+}
+
+/// `[group] client_ids`: one of [`ClientIds::NAMES`]. `"member-name"` gives each member its
+/// own client id, which a `client.id` shared by every member contradicts: rejected.
+fn client_ids(ctx: &mut Ctx<'_>, node: &Node, client_id: Option<&str>, spec: &mut GroupSpec) {
+    let Some(i) = reader::choice(ctx, node, "group.client_ids", &ClientIds::NAMES) else {
+        return;
+    };
+    spec.client_ids = [ClientIds::Default, ClientIds::MemberName][i];
+    if let (ClientIds::MemberName, Some(id)) = (spec.client_ids, client_id) {
+        let message = format!(
+            "\"member-name\" gives each member its name as client id, but consumer.config.\"client.id\" = {id:?} gives every member the same one"
+        );
+        let allowed = "\"default\" (every member has client.id's value), or leave client.id out";
+        ctx.at(node, "group.client_ids", message, Some(allowed));
+    }
 }
 
 /// Cross-property rules: heartbeat below session; session inside the broker's bounds; the

@@ -234,6 +234,9 @@ pub struct ConsumerConfig {
     /// librdkafka's `topic.metadata.refresh.interval.ms` (default 300000): a librdkafka
     /// member's metadata refresh period, from the client's creation.
     pub topic_metadata_refresh_interval: SimTime,
+    /// `client.id` when set: one client id for every member (so member ids order by the
+    /// coordinator's UUID, as with `[group] client_ids = "default"`).
+    pub client_id: Option<String>,
     /// Recognised Kafka properties that the model does not use, with their values as written
     /// (kept so output manifests can echo the user's config).
     pub ignored: BTreeMap<String, String>,
@@ -376,6 +379,38 @@ pub struct GroupSpec {
     pub members: u32,
     /// Static membership for every protocol of the file.
     pub static_membership: bool,
+    /// The client ids the members use (`client_ids`, default [`ClientIds::Default`]).
+    pub client_ids: ClientIds,
+}
+
+/// `[group] client_ids`: which `client.id` the members' consumers carry. The classic
+/// coordinator names a new member `clientId-UUID` (AK `ClassicGroup.generateMemberId`), and
+/// the classic range and roundrobin assignors order dynamic members by member id
+/// (`AbstractPartitionAssignor.MemberInfo.compareTo`), so this decides the members' order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ClientIds {
+    /// `"default"`: every member has the same client id (the client's default, Java
+    /// `consumer-<group.id>-<n>` with a per-JVM counter, librdkafka `rdkafka`, or
+    /// `[consumer.config] "client.id"` when set), so the coordinator's random UUID alone
+    /// orders the members, and a restarted member takes a new place.
+    #[default]
+    Default,
+    /// `"member-name"`: each member's client id is its name (`c0`, `c1`, ...), as the
+    /// project's real-broker harness sets it: members order by name.
+    MemberName,
+}
+
+impl ClientIds {
+    /// The scenario-file values, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["default", "member-name"];
+
+    /// The scenario-file value.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientIds::Default => Self::NAMES[0],
+            ClientIds::MemberName => Self::NAMES[1],
+        }
+    }
 }
 
 /// One `[[event]]`.

@@ -31,6 +31,7 @@ pub fn to_toml(scenario: &Scenario) -> String {
     line(&mut out, "\n[group]");
     line(&mut out, &format!("members = {}", scenario.group.members));
     line(&mut out, &format!("static_membership = {}", scenario.group.static_membership));
+    line(&mut out, &format!("client_ids = {}", quoted(scenario.group.client_ids.name())));
     for event in &scenario.events {
         write_event(&mut out, event, &scenario.topics);
     }
@@ -152,6 +153,9 @@ fn write_consumer_config(out: &mut String, c: &ConsumerConfig) {
         out,
         &prop("topic.metadata.refresh.interval.ms", millis(c.topic_metadata_refresh_interval)),
     );
+    if let Some(id) = &c.client_id {
+        line(out, &prop("client.id", quoted(id)));
+    }
     write_ignored(out, &c.ignored);
 }
 
@@ -280,6 +284,7 @@ rebalance_listener = false
 "heartbeat.interval.ms" = 2500
 "auto.offset.reset" = "smallest"
 "isolation.level" = "read_committed"
+"client.id" = "billing"
 
 [broker.config]
 "group.initial.rebalance.delay.ms" = 0
@@ -356,6 +361,8 @@ c3 = 2
         assert!(text.contains("rate = 12.5\n"), "{text}");
         assert!(text.contains("measure_from = \"1m30s\"\n"), "{text}");
         assert!(text.contains("topic = \"audit log\"\n"), "{text}");
+        assert!(text.contains("\"client.id\" = \"billing\"\n"), "{text}");
+        assert!(text.contains("client_ids = \"default\"\n"), "{text}");
         assert!(text.contains("protocols = [\"eager:roundrobin\", \"cooperative:cooperative-sticky\", \"consumer:range\", \"manual:none\"]"), "{text}");
     }
 }

@@ -106,7 +106,10 @@ fn the_design_example_loads_with_every_value() {
     assert_eq!(s.consumer.config, default_consumer_config());
     assert_eq!(s.broker, default_broker_config());
     assert_eq!(s.network.rtt, SimTime::from_millis(1));
-    assert_eq!(s.group, GroupSpec { members: 3, static_membership: false });
+    assert_eq!(
+        s.group,
+        GroupSpec { members: 3, static_membership: false, client_ids: ClientIds::Default }
+    );
     assert_eq!(
         s.events,
         [
@@ -287,6 +290,43 @@ fn group_static_membership_applies_to_kafka_group_protocols_only() {
     let rendered: Vec<String> = s.protocols.iter().map(ToString::to_string).collect();
     assert_eq!(rendered, ["eager:range+static", "consumer:range+static", "manual:none"]);
     assert_eq!(s.protocols[1].assignor, AssignorName::ConsumerRange);
+}
+
+#[test]
+fn group_client_ids_default_member_name_and_client_id() {
+    assert_eq!(parse(MINIMAL).group.client_ids, ClientIds::Default);
+    let named = MINIMAL.replace("members = 2", "members = 2\nclient_ids = \"member-name\"");
+    assert_eq!(parse(&named).group.client_ids, ClientIds::MemberName);
+    let bad = MINIMAL.replace("members = 2", "members = 2\nclient_ids = \"names\"");
+    let e = errors(&bad);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].starts_with("t.toml:"), "{}", e[0]);
+    assert!(
+        e[0].contains("group.client_ids: unknown value `names`")
+            && e[0].ends_with("allowed: default, member-name"),
+        "{}",
+        e[0]
+    );
+    // One client.id for every member: "default"'s order; it contradicts "member-name".
+    let with_id = |group: &str| {
+        format!(
+            "{}\n[consumer.config]\n\"client.id\" = \"app\"\n",
+            MINIMAL.replace("members = 2", group)
+        )
+    };
+    let s = parse(&with_id("members = 2\nclient_ids = \"default\""));
+    assert_eq!(
+        (s.group.client_ids, s.consumer.config.client_id.as_deref()),
+        (ClientIds::Default, Some("app"))
+    );
+    assert!(warnings(&s).is_empty(), "client.id is modeled now: {:?}", warnings(&s));
+    let e = errors(&with_id("members = 2\nclient_ids = \"member-name\""));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("group.client_ids: \"member-name\" gives each member its name"),
+        "{}",
+        e[0]
+    );
 }
 
 #[test]

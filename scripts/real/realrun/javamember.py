@@ -38,8 +38,13 @@ def java_value(value: Any) -> str:
 
 
 def member_config(sc: Scenario, spec: ProtocolSpec, bootstrap: str, group: str, name: str) -> dict[str, str]:
-    """Java consumer properties for one member of one protocol run."""
-    cfg = {"bootstrap.servers": bootstrap, "group.id": group, "client.id": name}
+    """Java consumer properties for one member of one protocol run. client.id is the member's
+    name under `[group] client_ids = "member-name"`; under "default" it is not set (the Java
+    client's `consumer-<group.id>-<n>`, n = 1 in each member's JVM) unless [consumer.config]
+    sets it."""
+    cfg = {"bootstrap.servers": bootstrap, "group.id": group}
+    if sc.client_ids == "member-name":
+        cfg["client.id"] = name
     for key, value in sc.consumer_config.items():
         if key in LIBRDKAFKA_ONLY:
             continue

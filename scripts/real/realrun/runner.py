@@ -42,8 +42,12 @@ def librdkafka_value(value: Any) -> Any:
 
 
 def member_config(sc: Scenario, spec: ProtocolSpec, bootstrap: str, group: str, name: str) -> dict[str, Any]:
-    """librdkafka consumer properties for one member of one protocol run."""
-    cfg: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": group, "client.id": name}
+    """librdkafka consumer properties for one member of one protocol run. client.id is the
+    member's name under `[group] client_ids = "member-name"`; under "default" it is not set
+    (librdkafka's default "rdkafka" for every member) unless [consumer.config] sets it."""
+    cfg: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": group}
+    if sc.client_ids == "member-name":
+        cfg["client.id"] = name
     for key, value in sc.consumer_config.items():
         if key not in JAVA_ONLY:
             cfg[key] = librdkafka_value(value)

@@ -24,6 +24,7 @@ ALLOWED_ASSIGNORS = {
     "consumer": ("uniform", "range"),
 }
 REAL_EVENT_KINDS = ("join", "leave", "crash", "pause", "stall", "add-partitions")
+CLIENT_IDS = ("default", "member-name")  # [group] client_ids, as the simulator reads it
 TOP_KEYS = {
     "name",
     "duration",
@@ -101,6 +102,10 @@ class Scenario:
     events: list[Event] = field(default_factory=list)
     # [producer] metadata_refresh: the producer's topic.metadata.refresh.interval.ms
     producer_metadata_refresh_s: float = 300.0
+    # `[group] client_ids`: "member-name" = each member's client.id is its name; "default" =
+    # no client.id is set (the client's default, the same for every member), unless
+    # [consumer.config] sets one for all.
+    client_ids: str = "default"
 
     def max_poll_interval_s(self) -> float:
         """`max.poll.interval.ms` in seconds (Kafka default 300000)."""
@@ -247,8 +252,11 @@ def load(path: Path) -> Scenario:
     _check_keys(doc, TOP_KEYS, where)
     duration_s = parse_duration_s(doc.get("duration"), f"{where}: duration")
     group = _table(doc, "group", where)
-    _check_keys(group, {"members", "static_membership"}, f"{where}: [group]")
+    _check_keys(group, {"members", "static_membership", "client_ids"}, f"{where}: [group]")
     static = bool(group.get("static_membership", False))
+    client_ids = group.get("client_ids", "default")
+    if client_ids not in CLIENT_IDS:
+        raise ScenarioError(f"{where}: group.client_ids: {client_ids!r}; allowed: {', '.join(CLIENT_IDS)}")
     protocols = [
         parse_protocol(p, f"{where}: protocols[{i}]", static) for i, p in enumerate(doc.get("protocols", ["eager"]))
     ]
@@ -264,6 +272,11 @@ def load(path: Path) -> Scenario:
     if client not in ("java", "librdkafka"):
         raise ScenarioError(f"{where}: consumer.client: {client!r}; allowed: java, librdkafka")
     broker = _table(doc, "broker", where)
+    if client_ids == "member-name" and "client.id" in consumer.get("config", {}):
+        raise ScenarioError(
+            f'{where}: group.client_ids: "member-name" gives each member its name as client.id, '
+            'but consumer.config."client.id" gives every member the same one; allowed: "default", or leave client.id out'
+        )
     topics = _topics(doc, where)
     names = [t.name for t in topics]
     events = [_event(e, f"{where}: event[{i}]", duration_s, names) for i, e in enumerate(doc.get("event", []))]
@@ -288,6 +301,7 @@ def load(path: Path) -> Scenario:
         static_membership=static,
         events=events,
         producer_metadata_refresh_s=_producer_refresh_s(doc, where),
+        client_ids=client_ids,
     )
 
 

@@ -15,7 +15,8 @@ from realrun.coordinator import coordinator_moments
 from realrun.metrics import compute, stop_the_world_s
 from realrun.recorder import Callback, Delivery, Mark, Record
 from realrun.runner import Proc, Run, actions
-from realrun.scenario import ProtocolSpec, load
+from realrun.runner import member_config as runner_member_config
+from realrun.scenario import ProtocolSpec, ScenarioError, load
 
 HERE = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("matrix", HERE / "matrix.py")
@@ -65,6 +66,43 @@ class JavaConfigTest(unittest.TestCase):
         for key in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
             self.assertNotIn(key, cfg)
         self.assertNotIn("group.instance.id", cfg)
+
+
+class ClientIdsTest(unittest.TestCase):
+    """`[group] client_ids`: the measured scenarios say "member-name" (client.id = the member's
+    name, as before); "default" leaves client.id unset in both members' configs."""
+
+    def test_real_scenarios_set_client_id_to_the_member_name(self) -> None:
+        root = HERE.parent.parent
+        for path in [*sorted((root / "sims/real").glob("*.toml")), *sorted((HERE / "scenarios").glob("*.toml"))]:
+            sc = load(path)
+            self.assertEqual(sc.client_ids, "member-name", path)
+            spec = ProtocolSpec("eager", "range", False)
+            self.assertEqual(javamember.member_config(sc, spec, "b:1", "g", "c1")["client.id"], "c1", path)
+            self.assertEqual(runner_member_config(sc, spec, "b:1", "g", "c1")["client.id"], "c1", path)
+
+    def test_default_sets_no_client_id(self) -> None:
+        sc = load(HERE.parent.parent / "sims/real/crash.toml")
+        sc.client_ids = "default"
+        spec = ProtocolSpec("eager", "range", False)
+        self.assertNotIn("client.id", javamember.member_config(sc, spec, "b:1", "g", "c1"))
+        self.assertNotIn("client.id", runner_member_config(sc, spec, "b:1", "g", "c1"))
+        # A client.id of [consumer.config] is every member's.
+        sc.consumer_config["client.id"] = "app"
+        self.assertEqual(javamember.member_config(sc, spec, "b:1", "g", "c1")["client.id"], "app")
+        self.assertEqual(runner_member_config(sc, spec, "b:1", "g", "c1")["client.id"], "app")
+
+    def test_bad_value_and_conflict_are_rejected(self) -> None:
+        text = (HERE.parent.parent / "sims/real/crash.toml").read_text()
+        with tempfile.TemporaryDirectory() as d:
+            bad = Path(d) / "bad.toml"
+            bad.write_text(text.replace('client_ids = "member-name"', 'client_ids = "names"'))
+            with self.assertRaisesRegex(ScenarioError, "group.client_ids: 'names'; allowed: default, member-name"):
+                load(bad)
+            both = Path(d) / "both.toml"
+            both.write_text(text.replace("[consumer.config]", '[consumer.config]\n"client.id" = "app"'))
+            with self.assertRaisesRegex(ScenarioError, "group.client_ids"):
+                load(both)
 
 
 class CoordinatorLogTest(unittest.TestCase):

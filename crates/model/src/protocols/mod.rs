@@ -69,7 +69,7 @@ impl Group {
     ) -> Group {
         match protocol.protocol {
             Protocol::Eager | Protocol::Cooperative => {
-                Group::Classic(ClassicGroup::new(scenario, partition_counts))
+                Group::Classic(ClassicGroup::new(scenario, partition_counts, streams))
             }
             Protocol::Consumer => {
                 Group::Kip848(CgSide::new(scenario, protocol.assignor, partition_counts, streams))

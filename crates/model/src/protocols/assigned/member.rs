@@ -242,6 +242,7 @@ mod tests {
                 static_membership: false,
                 metadata_refresh: t(300_000),
                 rebalance_listener: true,
+                shared_client_id: None,
             };
             let streams = RngStreams::new(1);
             let conn = Conn { slot: 0, incarnation: 1 };

@@ -12,6 +12,9 @@
 //! `session.timeout.ms` after the last heartbeat/join/sync, except while a member awaits its
 //! join response. Members that do not send SyncGroup within the rebalance timeout are removed.
 //!
+//! A new member's id is `clientId-UUID` (`groupInstanceId-UUID` when static), the UUID drawn
+//! from the coordinator's own seeded stream ([`member_id`]); members are listed in id order.
+//!
 //! Simplifications: a new member gets its id at once (no MEMBER_ID_REQUIRED round trip); a
 //! known member's JoinGroup always starts a rebalance outside PreparingRebalance.
 
@@ -22,9 +25,10 @@ use crate::types::{
     ToMember, Tp,
 };
 use members::{CMember, Members, Slot};
-use sim_core::SimTime;
+use sim_core::{SimRng, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
 
+pub mod member_id;
 mod members;
 mod static_membership;
 
@@ -173,12 +177,43 @@ pub struct ClassicCoordinator {
     partition_counts: Vec<u32>,
     join_epoch: u64,
     initial_delay: Option<InitialDelay>,
+    /// The join order of the next new member (the first joiner leads).
     next_seq: u64,
+    /// Where new members' ids come from.
+    ids: IdSource,
+}
+
+/// Where the coordinator's new member ids come from.
+#[derive(Clone, Debug)]
+enum IdSource {
+    /// `prefix-UUID`, the UUIDs drawn from this stream (the world's `classic-member-ids`).
+    Random(Box<SimRng>),
+    /// `prefix-n`, `n` counting ids made: the unit tests' readable ids (`c0-0`, `c1-1`).
+    #[cfg(test)]
+    Sequential(u64),
+}
+
+impl IdSource {
+    fn generate(&mut self, prefix: &str) -> MemberId {
+        match self {
+            IdSource::Random(rng) => member_id::generate(prefix, rng),
+            #[cfg(test)]
+            IdSource::Sequential(n) => {
+                *n += 1;
+                format!("{prefix}-{}", *n - 1)
+            }
+        }
+    }
 }
 
 impl ClassicCoordinator {
-    /// An empty group over topics with these partition counts.
-    pub fn new(params: CoordParams, partition_counts: Vec<u32>) -> ClassicCoordinator {
+    /// An empty group over topics with these partition counts, drawing member-id UUIDs from
+    /// `id_rng`.
+    pub fn new(
+        params: CoordParams,
+        partition_counts: Vec<u32>,
+        id_rng: SimRng,
+    ) -> ClassicCoordinator {
         ClassicCoordinator {
             params,
             state: GroupState::Empty,
@@ -191,6 +226,7 @@ impl ClassicCoordinator {
             join_epoch: 0,
             initial_delay: None,
             next_seq: 0,
+            ids: IdSource::Random(Box::new(id_rng)),
         }
     }
 
@@ -224,7 +260,7 @@ impl ClassicCoordinator {
         match input {
             CoordInput::Message(ToCoordinator::Join {
                 conn,
-                name,
+                client_id,
                 member_id,
                 group_instance_id,
                 owned,
@@ -235,7 +271,7 @@ impl ClassicCoordinator {
             }) => {
                 let meta = JoinRequest {
                     conn,
-                    name,
+                    client_id,
                     instance_id: group_instance_id,
                     owned,
                     owned_generation,
@@ -409,10 +445,9 @@ impl ClassicCoordinator {
 
     /// Adds the joining process as a new member: its id is fresh.
     fn add_member(&mut self, req: &JoinRequest) -> Slot {
-        // Unique like Kafka's `clientId-uuid`, and sorting by client id first.
         let seq = self.next_seq;
-        let id = format!("{}-{seq}", req.name);
         self.next_seq += 1;
+        let id = self.new_member_id(req);
         let member = CMember {
             id,
             conn: req.conn,
@@ -430,6 +465,21 @@ impl ClassicCoordinator {
             assigned: Vec::new(),
         };
         self.members.insert(member)
+    }
+
+    /// A fresh member id for the joining process: `groupInstanceId-UUID` or `clientId-UUID`
+    /// (AK `ClassicGroup.generateMemberId`). A UUID already in use (never seen: 122 random
+    /// bits) is drawn again, so ids stay unique whatever the stream yields.
+    fn new_member_id(&mut self, req: &JoinRequest) -> MemberId {
+        const DRAWS_MAX: u32 = 8;
+        let prefix = req.instance_id.as_deref().unwrap_or(&req.client_id);
+        for _ in 0..DRAWS_MAX {
+            let id = self.ids.generate(prefix);
+            if !self.members.contains(&id) {
+                return id;
+            }
+        }
+        panic!("{DRAWS_MAX} UUID draws all collided with members of the group: a broken stream")
     }
 
     fn rebalance_timeout(&self) -> SimTime {
@@ -875,13 +925,26 @@ type LeaderAssignment = (Vec<(MemberId, Vec<Tp>)>, Vec<u32>);
 #[derive(Clone, Debug)]
 struct JoinRequest {
     conn: Conn,
-    name: String,
+    client_id: String,
     instance_id: Option<String>,
     owned: Vec<Tp>,
     owned_generation: i32,
     rebalance_timeout: SimTime,
     session_timeout: SimTime,
     metadata_changed: bool,
+}
+
+#[cfg(test)]
+impl ClassicCoordinator {
+    /// A coordinator whose member ids are `prefix-n` (`n` counting the ids it made): its unit
+    /// tests name members `c0-0`, `c1-1`, ... and the group orders them by name.
+    pub(crate) fn sequential(params: CoordParams, partition_counts: Vec<u32>) -> Self {
+        let rng = sim_core::RngStreams::new(0).stream(member_id::STREAM);
+        ClassicCoordinator {
+            ids: IdSource::Sequential(0),
+            ..Self::new(params, partition_counts, rng)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -899,7 +962,7 @@ mod tests {
     fn join(slot: u32, member_id: Option<&str>, owned: Vec<Tp>) -> CoordInput {
         CoordInput::Message(ToCoordinator::Join {
             conn: conn(slot),
-            name: format!("c{slot}"),
+            client_id: format!("c{slot}"),
             member_id: member_id.map(str::to_string),
             group_instance_id: None,
             owned,
@@ -915,7 +978,8 @@ mod tests {
     }
 
     fn coordinator(delay_ms: u64) -> ClassicCoordinator {
-        ClassicCoordinator::new(CoordParams { initial_rebalance_delay: t(delay_ms) }, vec![2])
+        let params = CoordParams { initial_rebalance_delay: t(delay_ms) };
+        ClassicCoordinator::sequential(params, vec![2])
     }
 
     fn step(c: &mut ClassicCoordinator, now: SimTime, input: CoordInput) -> CoordOutbox {

@@ -371,7 +371,7 @@ impl Consumer {
         }
         out.send(ToCoordinator::Join {
             conn: self.conn,
-            name: self.name.clone(),
+            client_id: self.params.client_id(&self.name).to_string(),
             member_id: self.member_id.clone(),
             group_instance_id: self.params.static_membership.then(|| self.name.clone()),
             owned,

@@ -9,14 +9,15 @@
 
 use crate::observe::{Observation, PartState};
 use crate::protocols::classic::coordinator::{
-    ClassicCoordinator, CoordInput, CoordNote, CoordOutbox, CoordParams, CoordTimer, GroupState,
+    member_id, ClassicCoordinator, CoordInput, CoordNote, CoordOutbox, CoordParams, CoordTimer,
+    GroupState,
 };
 use crate::protocols::Group;
 use crate::types::{MemberId, Tp};
 use crate::world::{Ev, OpenRebalance, Stepper, World};
 use rustc_hash::FxHashMap;
 use scenario::Scenario;
-use sim_core::{EventQueue, SimTime, TimerId};
+use sim_core::{EventQueue, RngStreams, SimTime, TimerId};
 use std::collections::BTreeSet;
 
 /// The classic coordinator with its timer handles and its reused outbox.
@@ -29,11 +30,17 @@ pub(crate) struct ClassicGroup {
 
 impl ClassicGroup {
     /// An empty classic group over topics with these partition counts.
-    pub(crate) fn new(scenario: &Scenario, partition_counts: Vec<u32>) -> ClassicGroup {
+    /// Member-id UUIDs come from the run's [`member_id::STREAM`] stream.
+    pub(crate) fn new(
+        scenario: &Scenario,
+        partition_counts: Vec<u32>,
+        streams: &RngStreams,
+    ) -> ClassicGroup {
         let params =
             CoordParams { initial_rebalance_delay: scenario.broker.group_initial_rebalance_delay };
+        let ids = streams.stream(member_id::STREAM);
         ClassicGroup {
-            coord: ClassicCoordinator::new(params, partition_counts),
+            coord: ClassicCoordinator::new(params, partition_counts, ids),
             timers: CoordTimerSlots::default(),
             spare_outbox: CoordOutbox::default(),
         }

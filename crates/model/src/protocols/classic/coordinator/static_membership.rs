@@ -39,7 +39,7 @@ impl ClassicCoordinator {
         req: &JoinRequest,
         out: &mut CoordOutbox,
     ) -> Option<Slot> {
-        let (old, id) = self.rekey(slot, &req.name);
+        let (old, id) = self.rekey(slot, req);
         out.cancel(CoordTimer::Session(old));
         let member = &mut self.members[slot];
         // The old process is gone: the world stops waiting for it.
@@ -64,11 +64,11 @@ impl ClassicCoordinator {
         None
     }
 
-    /// Gives the member in `slot` a fresh id; its slot, and with it its assignment and
-    /// leadership, stay. Returns the old id and the new.
-    fn rekey(&mut self, slot: Slot, name: &str) -> (MemberId, MemberId) {
-        let id = format!("{name}-{}", self.next_seq);
-        self.next_seq += 1;
+    /// Gives the member in `slot` a fresh id (`groupInstanceId-UUID`, AK
+    /// `ClassicGroup.generateMemberId`); its slot, and with it its assignment and leadership,
+    /// stay. Returns the old id and the new.
+    fn rekey(&mut self, slot: Slot, req: &JoinRequest) -> (MemberId, MemberId) {
+        let id = self.new_member_id(req);
         let old = self.members.rename(slot, id.clone());
         (old, id)
     }
@@ -87,7 +87,7 @@ mod tests {
     fn join(slot: u32, incarnation: u32, member_id: Option<&str>) -> CoordInput {
         CoordInput::Message(ToCoordinator::Join {
             conn: Conn { slot, incarnation },
-            name: format!("c{slot}"),
+            client_id: format!("c{slot}"),
             member_id: member_id.map(str::to_string),
             group_instance_id: Some(format!("c{slot}")),
             owned: vec![],
@@ -123,7 +123,7 @@ mod tests {
     /// Two static members in Stable generation 1 (c0-0 leads: t-0 to c0, t-1 to c1).
     fn stable_static_pair() -> ClassicCoordinator {
         let params = CoordParams { initial_rebalance_delay: SimTime::ZERO };
-        let mut c = ClassicCoordinator::new(params, vec![2]);
+        let mut c = ClassicCoordinator::sequential(params, vec![2]);
         step(&mut c, t(1), join(0, 1, None));
         step(&mut c, t(1), join(1, 1, None));
         step(&mut c, t(1), CoordInput::Timer(CoordTimer::Join { epoch: 1 }));
@@ -192,7 +192,7 @@ mod tests {
     fn rejoin(slot: u32, id: &str, owned: &[u32]) -> CoordInput {
         CoordInput::Message(ToCoordinator::Join {
             conn: Conn { slot, incarnation: 1 },
-            name: format!("c{slot}"),
+            client_id: format!("c{slot}"),
             member_id: Some(id.to_string()),
             group_instance_id: Some(format!("c{slot}")),
             owned: owned.iter().map(|p| Tp { topic: 0, partition: *p }).collect(),
