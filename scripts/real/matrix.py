@@ -53,6 +53,8 @@ EXTRA = {
     "scale-out-60s": ROOT / "sims/real/scale-out-60s.toml",
     # Issue 25 item 5: partitions added; a classic group sees them at its metadata refreshes.
     "partitions-added": HERE / "scenarios/partitions-added.toml",
+    # Issue 25 item 6c: default client ids, member ids ordered by the broker's UUIDs.
+    "restart-range": HERE / "scenarios/restart-range.toml",
 }
 DECIDING = ["eager:range", "cooperative:cooperative-sticky"]
 OTHERS = ["eager:range+static", "consumer:uniform"]
