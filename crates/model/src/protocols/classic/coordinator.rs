@@ -174,7 +174,11 @@ pub struct ClassicCoordinator {
     /// The leader's slot (cleared when the leader is removed).
     leader: Option<Slot>,
     committed: TpTable<u64>,
+    /// The partition counts the leader's last assignment was made with.
     partition_counts: Vec<u32>,
+    /// The topics' partition counts on the brokers (not used by the protocol: the classic
+    /// coordinator does not watch topics; read by `withheld_for_good`).
+    broker_counts: Vec<u32>,
     join_epoch: u64,
     initial_delay: Option<InitialDelay>,
     /// The join order of the next new member (the first joiner leads).
@@ -222,6 +226,7 @@ impl ClassicCoordinator {
             joined_count: 0,
             leader: None,
             committed: TpTable::default(),
+            broker_counts: partition_counts.clone(),
             partition_counts,
             join_epoch: 0,
             initial_delay: None,
@@ -329,7 +334,7 @@ impl ClassicCoordinator {
             // The classic coordinator does not watch topics: its members' metadata refreshes
             // bring added partitions to the group (`protocols/classic/metadata.rs`), and the
             // leader's SyncGroup the counts it assigned with.
-            CoordInput::TopicsChanged(_) => {}
+            CoordInput::TopicsChanged(counts) => self.broker_counts = counts,
         }
     }
 
@@ -849,7 +854,29 @@ impl ClassicCoordinator {
                 }
             }
         }
+        withheld.extend(self.added_unknown_to_a_returned_static_leader());
         withheld
+    }
+
+    /// Partitions added on the brokers that the Stable group's assignment was not made with,
+    /// in a group with static members. A static leader whose new process joins a Stable
+    /// group gets no members to assign (JoinGroup `skipAssignment`) and takes its current
+    /// metadata as the snapshot it compares with (AK `ConsumerCoordinator.onLeaderElected`:
+    /// "assignmentSnapshot = metadataSnapshot"), so partitions added before it came back are in
+    /// no assignment and no refresh makes it rejoin for them: left to no one until a rebalance
+    /// for another reason, as the Java client's source does it (not measured on the broker).
+    fn added_unknown_to_a_returned_static_leader(&self) -> Vec<Tp> {
+        if !self.members.iter().any(|(_, m)| m.instance_id.is_some()) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (topic, &on_brokers) in self.broker_counts.iter().enumerate() {
+            let assigned_with = self.partition_counts.get(topic).copied().unwrap_or(0);
+            out.extend(
+                (assigned_with..on_brokers).map(|partition| Tp { topic: topic as u32, partition }),
+            );
+        }
+        out
     }
 
     /// The connections of the group's members, by member id (read by chaos checks).
