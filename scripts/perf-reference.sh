@@ -7,41 +7,63 @@
 #
 #   scripts/perf-reference.sh                       # the constant-rate reference, 3 protocols
 #   VARIANT=stochastic DURATION=60s scripts/perf-reference.sh   # Poisson/lognormal, shortened
+#   VARIANT=deploy scripts/perf-reference.sh        # sims/bench/deploy-stochastic.toml (issue 29)
 #   PLAIN=1 DURATION=20s scripts/perf-reference.sh  # the same with every step queued
+#   PROTOCOLS="eager:range consumer:uniform" scripts/perf-reference.sh
 #
-# DURATION shortens the run and drops the rolling restart (it starts at minute 10): a shortened
-# run is steady state only. Timings depend on the machine and its load.
+# The floor (issue 29 item 5): before the rows, `crates/sim-core/examples/floor.rs` measures
+# on the same machine a binary heap of 24-byte events held at 100,000 pending (pop/push pairs
+# per second) and dependent random reads over 256 MiB (memory latency). Each row reports
+# `floor_ratio` = wall_s / (events / heap_pairs_per_s): how many times slower than a bare heap
+# the run is per queue event, a figure that compares across the machines' 2-4x speed phases.
+#
+# DURATION shortens the run and drops the events (the reference's rolling restart starts at
+# minute 10): a shortened run is steady state only. Timings depend on the machine and its load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -q -p rebalance-sim
+cargo build --release --locked -q -p sim-core --example floor
 bin=target/release/rebalance-sim
-src=sims/bench/large-rolling-restart.toml
-[[ "${VARIANT:-}" == stochastic ]] && src=sims/bench/large-rolling-restart-stochastic.toml
+case "${VARIANT:-constant}" in
+  constant) src=sims/bench/large-rolling-restart.toml ;;
+  stochastic) src=sims/bench/large-rolling-restart-stochastic.toml ;;
+  deploy) src=sims/bench/deploy-stochastic.toml ;;
+  *) echo "perf-reference.sh: VARIANT must be constant, stochastic or deploy" >&2; exit 2 ;;
+esac
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 scenario="$work/scenario.toml"
-sed -e "s/^duration = \"1h\"/duration = \"${DURATION:-1h}\"/" "$src" > "$scenario"
-if [[ "${DURATION:-1h}" != 1h ]]; then
-  sed -i '/^\[\[event\]\]/,$d' "$scenario"
+cp "$src" "$scenario"
+if [[ -n "${DURATION:-}" ]]; then
+  sed -i -e "s/^duration = \".*\"/duration = \"$DURATION\"/" -e '/^\[\[event\]\]/,$d' "$scenario"
 fi
 flags=(--timing)
 stepping=fast
 if [[ -n "${PLAIN:-}" ]]; then flags+=(--plain); stepping=plain; fi
+protocols="${PROTOCOLS:-eager:range cooperative:cooperative-sticky consumer:uniform}"
 out=results/perf/reference.csv
-[[ -f "$out" ]] || echo "date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb,run_s,commit" > "$out"
+header="date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb,run_s,commit"
+header+=",heap_pairs_per_s,mem_latency_ns,floor_ratio"
+[[ -f "$out" ]] || echo "$header" > "$out"
 # The build measured (rows before the eleventh session have none: their dates repeat across
 # sessions; docs/performance.md says which rows are which).
 commit="$(git rev-parse --short=7 HEAD 2>/dev/null || true)"
 if [[ -n "$commit" ]] && ! git diff --quiet HEAD -- crates Cargo.toml Cargo.lock 2>/dev/null; then
   commit="$commit+dirty"
 fi
-for p in eager:range cooperative:cooperative-sticky consumer:uniform; do
+floor="$(target/release/examples/floor)"
+pairs_per_s="$(sed -n 's/.*heap_pairs_per_s=\([0-9.]*\).*/\1/p' <<< "$floor")"
+latency_ns="$(sed -n 's/.*mem_latency_ns=\([0-9.]*\).*/\1/p' <<< "$floor")"
+echo "floor: $floor" >&2
+duration="$(sed -n 's/^duration = "\(.*\)"/\1/p' "$scenario")"
+for p in $protocols; do
   /usr/bin/time -f '%e %U %M' -o "$work/time" "$bin" run "$scenario" --protocol "$p" \
     --out "$work/out" "${flags[@]}" > /dev/null 2> "$work/timing"
   read -r wall user rss < "$work/time"
   events=$(sed -n 's/.* s wall, \([0-9]*\) events.*/\1/p' "$work/timing")
   # The protocol run alone (model and collector), without loading and writing the CSV files.
   run_s=$(sed -n 's/^timing: [^ ]*: \([0-9.]*\) s wall.*/\1/p' "$work/timing")
-  row="$(date -u +%F),${VARIANT:-constant},${DURATION:-1h},$stepping,$p,$wall,$user,$events,$rss,$run_s,$commit"
-  echo "$row" | tee -a "$out"
+  ratio=$(awk -v r="$wall" -v e="$events" -v h="$pairs_per_s" 'BEGIN { printf "%.1f", r / (e / h) }')
+  row="$(date -u +%F),${VARIANT:-constant},$duration,$stepping,$p,$wall,$user,$events,$rss,$run_s,$commit"
+  echo "$row,$pairs_per_s,$latency_ns,$ratio" | tee -a "$out"
 done
