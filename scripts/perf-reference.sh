@@ -16,6 +16,9 @@
 # per second) and dependent random reads over 256 MiB (memory latency). Each row reports
 # `floor_ratio` = wall_s / (events / heap_pairs_per_s): how many times slower than a bare heap
 # the run is per queue event, a figure that compares across the machines' 2-4x speed phases.
+# `ns_per_record` = run_s / records_processed: for stochastic workloads, where every record's
+# arrival and processing time is drawn, the figure to hold against the draws alone
+# (`cargo bench -p lab --bench model -- stochastic`).
 #
 # DURATION shortens the run and drops the events (the reference's rolling restart starts at
 # minute 10): a shortened run is steady state only. Timings depend on the machine and its load.
@@ -23,7 +26,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -q -p rebalance-sim
 cargo build --release --locked -q -p sim-core --example floor
-bin=target/release/rebalance-sim
 case "${VARIANT:-constant}" in
   constant) src=sims/bench/large-rolling-restart.toml ;;
   stochastic) src=sims/bench/large-rolling-restart-stochastic.toml ;;
@@ -32,6 +34,11 @@ case "${VARIANT:-constant}" in
 esac
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Copies, so a build during the measurement does not change what is measured; BIN measures
+# another build (e.g. an earlier commit's, to alternate the two).
+bin="$work/rebalance-sim"
+cp "${BIN:-target/release/rebalance-sim}" "$bin"
+cp target/release/examples/floor "$work/floor"
 scenario="$work/scenario.toml"
 cp "$src" "$scenario"
 if [[ -n "${DURATION:-}" ]]; then
@@ -43,7 +50,7 @@ if [[ -n "${PLAIN:-}" ]]; then flags+=(--plain); stepping=plain; fi
 protocols="${PROTOCOLS:-eager:range cooperative:cooperative-sticky consumer:uniform}"
 out=results/perf/reference.csv
 header="date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb,run_s,commit"
-header+=",heap_pairs_per_s,mem_latency_ns,floor_ratio"
+header+=",heap_pairs_per_s,mem_latency_ns,floor_ratio,records_processed,ns_per_record"
 [[ -f "$out" ]] || echo "$header" > "$out"
 # The build measured (rows before the eleventh session have none: their dates repeat across
 # sessions; docs/performance.md says which rows are which).
@@ -51,19 +58,25 @@ commit="$(git rev-parse --short=7 HEAD 2>/dev/null || true)"
 if [[ -n "$commit" ]] && ! git diff --quiet HEAD -- crates Cargo.toml Cargo.lock 2>/dev/null; then
   commit="$commit+dirty"
 fi
-floor="$(target/release/examples/floor)"
+# Another build: the commit it embeds (`--version`).
+if [[ -n "${BIN:-}" ]]; then
+  commit="$("$bin" --version | sed -n 's/.*(\([0-9a-f]\{7\}\).*/\1/p')"
+fi
+floor="$("$work/floor")"
 pairs_per_s="$(sed -n 's/.*heap_pairs_per_s=\([0-9.]*\).*/\1/p' <<< "$floor")"
 latency_ns="$(sed -n 's/.*mem_latency_ns=\([0-9.]*\).*/\1/p' <<< "$floor")"
 echo "floor: $floor" >&2
 duration="$(sed -n 's/^duration = "\(.*\)"/\1/p' "$scenario")"
 for p in $protocols; do
   /usr/bin/time -f '%e %U %M' -o "$work/time" "$bin" run "$scenario" --protocol "$p" \
-    --out "$work/out" "${flags[@]}" > /dev/null 2> "$work/timing"
+    --out "$work/out" "${flags[@]}" > "$work/table" 2> "$work/timing"
   read -r wall user rss < "$work/time"
   events=$(sed -n 's/.* s wall, \([0-9]*\) events.*/\1/p' "$work/timing")
   # The protocol run alone (model and collector), without loading and writing the CSV files.
   run_s=$(sed -n 's/^timing: [^ ]*: \([0-9.]*\) s wall.*/\1/p' "$work/timing")
   ratio=$(awk -v r="$wall" -v e="$events" -v h="$pairs_per_s" 'BEGIN { printf "%.1f", r / (e / h) }')
+  records=$(awk '$1 == "records_processed" { print $2 }' "$work/table")
+  per_record=$(awk -v r="$run_s" -v n="$records" 'BEGIN { printf "%.1f", (n > 0 ? r * 1e9 / n : 0) }')
   row="$(date -u +%F),${VARIANT:-constant},$duration,$stepping,$p,$wall,$user,$events,$rss,$run_s,$commit"
-  echo "$row,$pairs_per_s,$latency_ns,$ratio" | tee -a "$out"
+  echo "$row,$pairs_per_s,$latency_ns,$ratio,$records,$per_record" | tee -a "$out"
 done

@@ -1010,13 +1010,18 @@ impl Consumer {
         self.poll_loop.cursor = self.poll_loop.cursor.wrapping_add(1);
         // The earliest arrival of the records at the positions that found nothing new.
         let mut first_unseen = SimTime::MAX;
-        let mut take_from = |tp: Tp, position: &mut u64| -> bool {
+        let mut take_from = |tp: Tp, position: &mut u64, seen: &mut positions::Seen| -> bool {
             if *position == NO_POSITION {
                 return false;
             }
             // Usually nothing new: the record at the position arrives later (arrivals grow
-            // with the offset, so `log_end_from` would give the position itself).
-            let next = env.log.arrival(tp, *position);
+            // with the offset, so `log_end_from` would give the position itself). The arrival
+            // at a position never changes: the log is asked once per position.
+            if seen.offset != *position {
+                *seen =
+                    positions::Seen { offset: *position, arrival: env.log.arrival(tp, *position) };
+            }
+            let next = seen.arrival;
             if next > visible {
                 first_unseen = first_unseen.min(next);
                 return false;
@@ -1031,10 +1036,12 @@ impl Consumer {
             }
             budget == 0
         };
-        let (from, before) = self.poll_loop.owned.rotation_mut(start);
-        let full = from.iter_mut().any(|(tp, p)| take_from(*tp, p));
-        if !full {
-            before.iter_mut().any(|(tp, p)| take_from(*tp, p));
+        let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
+        let mut take_all = |(entries, seen): positions::Rotated<'_>| {
+            entries.iter_mut().zip(seen).any(|((tp, p), seen)| take_from(*tp, p, seen))
+        };
+        if !take_all(from) {
+            take_all(before);
         }
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.

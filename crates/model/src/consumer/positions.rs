@@ -7,17 +7,44 @@
 //! A member may also own thousands of partitions (the first of a group owns them all): changes
 //! of many partitions at once go through [`Positions::add_new`] and [`Positions::retain`],
 //! which cost one pass (and a sort), not a shift of the vector per partition.
+//!
+//! Beside each position the table keeps the arrival time of the record at it, once asked
+//! ([`Seen`]): a poll that finds nothing new reads every owned partition's next arrival, and
+//! the arrival of an offset never changes, so the fetch asks the log only when the position
+//! moved. The cache is not state: equality compares partitions and positions only.
 
 use assignors::Tp;
+use sim_core::SimTime;
 
 /// A run of (partition, position) entries.
 type Entries = [(Tp, u64)];
 
-/// Owned partitions with their positions, sorted by partition (no partition twice).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The arrival time of the record at `offset` of one partition, as the log gave it
+/// (`offset == NOT_SEEN`: not asked since the entry was made).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seen {
+    pub(crate) offset: u64,
+    pub(crate) arrival: SimTime,
+}
+
+/// A [`Seen`] that matches no position (the fetch never asks at `u64::MAX`, `NO_POSITION`).
+pub(crate) const NOT_SEEN: Seen = Seen { offset: u64::MAX, arrival: SimTime::MAX };
+
+/// Owned partitions with their positions, sorted by partition (no partition twice), and the
+/// arrival at each position once the fetch asked for it (`seen[i]` beside `entries[i]`).
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Positions {
     entries: Vec<(Tp, u64)>,
+    seen: Vec<Seen>,
 }
+
+impl PartialEq for Positions {
+    fn eq(&self, other: &Positions) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for Positions {}
 
 impl Positions {
     fn find(&self, tp: &Tp) -> Result<usize, usize> {
@@ -47,7 +74,10 @@ impl Positions {
         let appended_in_order = self.entries[before.saturating_sub(1)..].is_sorted_by_key(|e| e.0);
         if !appended_in_order {
             self.entries.sort_unstable_by_key(|e| e.0);
+            // The places moved: forget what was seen (it is asked again, with the same answer).
+            self.seen.clear();
         }
+        self.seen.resize(self.entries.len(), NOT_SEEN);
         debug_assert!(
             self.entries.windows(2).all(|w| w[0].0 < w[1].0),
             "a partition added twice, or one already owned"
@@ -56,12 +86,22 @@ impl Positions {
 
     /// Keeps only the partitions for which `keep` holds.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Tp) -> bool) {
-        self.entries.retain(|e| keep(&e.0));
+        let mut kept = 0;
+        for read in 0..self.entries.len() {
+            if keep(&self.entries[read].0) {
+                self.entries[kept] = self.entries[read];
+                self.seen[kept] = self.seen[read];
+                kept += 1;
+            }
+        }
+        self.entries.truncate(kept);
+        self.seen.truncate(kept);
     }
 
     /// Owns nothing.
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
+        self.seen.clear();
     }
 
     /// Partitions owned.
@@ -95,12 +135,18 @@ impl Positions {
     }
 
     /// The entries in rotation from the `start`-th (`start < len`): those from it on, then
-    /// those before it.
-    pub(crate) fn rotation_mut(&mut self, start: usize) -> (&mut Entries, &mut Entries) {
+    /// those before it, each with the arrivals seen at their positions, place by place:
+    /// `((from, seen_from), (before, seen_before))`.
+    pub(crate) fn rotation_with_seen_mut(&mut self, start: usize) -> (Rotated<'_>, Rotated<'_>) {
+        debug_assert_eq!(self.entries.len(), self.seen.len(), "one seen per entry");
         let (before, from) = self.entries.split_at_mut(start);
-        (from, before)
+        let (seen_before, seen_from) = self.seen.split_at_mut(start);
+        ((from, seen_from), (before, seen_before))
     }
 }
+
+/// Entries and the arrivals seen at their positions, place by place.
+pub(crate) type Rotated<'a> = (&'a mut Entries, &'a mut [Seen]);
 
 impl<'a> IntoIterator for &'a Positions {
     type Item = (&'a Tp, &'a u64);
@@ -143,6 +189,7 @@ mod tests {
                 }
                 prop_assert_eq!(vec.contains_key(&key), map.contains_key(&key));
                 prop_assert_eq!(vec.len(), map.len());
+                prop_assert_eq!(vec.seen.len(), vec.entries.len());
                 prop_assert!(vec.iter().eq(map.iter()));
                 prop_assert!((&vec).into_iter().eq(map.iter()));
             }
@@ -179,11 +226,47 @@ mod tests {
     fn rotation_starts_at_the_given_place() {
         let mut p = Positions::default();
         p.add_new([(tp(0, 2), 0), (tp(0, 0), 10), (tp(0, 1), 20)]);
-        let (from, before) = p.rotation_mut(1);
+        let ((from, seen_from), (before, seen_before)) = p.rotation_with_seen_mut(1);
         assert_eq!(from, &[(tp(0, 1), 20), (tp(0, 2), 0)]);
         assert_eq!(before, &[(tp(0, 0), 10)]);
+        assert_eq!((seen_from.len(), seen_before.len()), (2, 1));
         from[0].1 = 21;
         assert_eq!(p.get(&tp(0, 1)), Some(&21));
         assert!(p.values().copied().eq([10, 21, 0]));
+    }
+
+    /// What the fetch saw at a position stays beside its partition when others go, and is
+    /// forgotten when an addition reorders the places (an entry never shows another's).
+    #[test]
+    fn seen_arrivals_follow_their_partitions() {
+        let mut p = Positions::default();
+        p.add_new([(tp(0, 0), 10), (tp(0, 1), 20), (tp(0, 2), 30)]);
+        {
+            let ((_, seen), _) = p.rotation_with_seen_mut(0);
+            assert!(seen.iter().all(|s| s.offset == NOT_SEEN.offset));
+            for (i, s) in seen.iter_mut().enumerate() {
+                *s = Seen { offset: 10 * (i as u64 + 1), arrival: SimTime::from_millis(i as u64) };
+            }
+        }
+        p.retain(|t| t.partition != 1);
+        let ((entries, seen), _) = p.rotation_with_seen_mut(0);
+        assert_eq!(entries, &[(tp(0, 0), 10), (tp(0, 2), 30)]);
+        let kept: Vec<(u64, SimTime)> = seen.iter().map(|s| (s.offset, s.arrival)).collect();
+        assert_eq!(kept, [(10, SimTime::ZERO), (30, SimTime::from_millis(2))]);
+        p.add_new([(tp(0, 1), 5)]);
+        let ((entries, seen), _) = p.rotation_with_seen_mut(0);
+        assert_eq!(entries, &[(tp(0, 0), 10), (tp(0, 1), 5), (tp(0, 2), 30)]);
+        assert!(seen.iter().all(|s| s.offset == NOT_SEEN.offset));
+        // Appending in order keeps what was seen.
+        let mut q = Positions::default();
+        q.add_new([(tp(0, 0), 1)]);
+        q.rotation_with_seen_mut(0).0 .1[0] = Seen { offset: 1, arrival: SimTime::from_millis(9) };
+        q.add_new([(tp(0, 4), 2)]);
+        let ((_, seen), _) = q.rotation_with_seen_mut(0);
+        assert_eq!((seen[0].offset, seen[1].offset), (1, NOT_SEEN.offset));
+        // Equality ignores the cache.
+        let mut r = Positions::default();
+        r.add_new([(tp(0, 0), 1), (tp(0, 4), 2)]);
+        assert_eq!(q, r);
     }
 }
