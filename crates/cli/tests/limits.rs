@@ -264,7 +264,7 @@ fn many_alternating_scale_events_replay_the_membership_exactly() {
         d,
         &["validate", "paused.toml"],
         2,
-        "event[1203].member: `c999` is no longer a member at",
+        "event[1202].member: `c999` is no longer a member at",
     );
     assert!(
         stderr(&o).contains(
