@@ -83,7 +83,7 @@ class RunResult:
     ownership: pd.DataFrame
     timeline: pd.DataFrame
     csv: Dict[str, bytes] = field(repr=False)
-    #: ``warning: FILE: skipped: ...`` lines for protocols of the file not modeled yet.
+    #: The CLI's ``warning: FILE: ...`` lines for the run (also issued with ``warnings.warn``).
     warnings: List[str] = field(default_factory=list)
 
     def write(self, folder: PathOrToml) -> None:

@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 /// The name a scenario given as TOML text has in messages (its `name` defaults to it too).
 pub const TEXT_SOURCE_NAME: &str = "<string>";
 
+/// The most worker threads a sweep takes, as the CLI's `--jobs` (`commands/jobs.rs`).
+const MAX_JOBS: usize = 256;
+
 /// The files of one `run`, in the order the CLI writes them.
 pub const RUN_FILES: [&str; 5] =
     [SUMMARY_CSV, PARTITIONS_CSV, REBALANCES_CSV, OWNERSHIP_CSV, TIMELINE_CSV];
@@ -66,7 +69,7 @@ pub enum Failure {
 pub struct RunOutput {
     /// `(file name, bytes)` in [`RUN_FILES`] order.
     pub files: Vec<(&'static str, Vec<u8>)>,
-    /// Protocols of the file's own list that were skipped, as the CLI warns.
+    /// The CLI's `warning: FILE: ...` lines (`scenario::warnings` of the protocols run).
     pub warnings: Vec<String>,
 }
 
@@ -105,6 +108,10 @@ pub fn run(source: &Source, seed: Option<u64>, given: &[String]) -> Result<RunOu
     let protocols = protocols_of(&scenario, given)?;
     let seed = seed.unwrap_or(scenario.seed);
     let shown = source.display_path();
+    let chosen = Scenario { protocols: protocols.clone(), ..scenario.clone() };
+    // The runs go one after the other, as the CLI's `run` when only one fits the budget.
+    check_budget(&shown, &chosen)?;
+    let warnings = warning_lines(&shown, &chosen);
     let shown = shown.display();
     let mut reports = Vec::with_capacity(protocols.len());
     for protocol in protocols {
@@ -113,9 +120,24 @@ pub fn run(source: &Source, seed: Option<u64>, given: &[String]) -> Result<RunOu
             Err(e) => return Err(Failure::BadInput(vec![format!("error: {shown}: {e}")])),
         }
     }
-    // Every protocol is modeled (issue 23 removed the "not modeled yet" skip), so a run
-    // warns of nothing here.
-    Ok(RunOutput { files: run_files(&reports)?, warnings: Vec::new() })
+    Ok(RunOutput { files: run_files(&reports)?, warnings })
+}
+
+/// The CLI's budget check of a scenario run one protocol at a time (`commands/budget.rs`,
+/// `check_run`): the budget from REBALANCE_SIM_MEMORY_BUDGET_MB, else the default.
+fn check_budget(shown: &Path, scenario: &Scenario) -> Result<(), Failure> {
+    let bad = |message: String| Failure::BadInput(vec![format!("error: {message}")]);
+    let budget_bytes = scenario::estimate::memory_budget_bytes(None).map_err(bad)?;
+    scenario::estimate::check_memory_run(scenario, budget_bytes, 1)
+        .map_err(|message| bad(format!("{}: {message}", shown.display())))
+}
+
+/// `warning: FILE: ...` lines of `scenario::warnings`, as `validate` and `run` print them.
+fn warning_lines(shown: &Path, scenario: &Scenario) -> Vec<String> {
+    scenario::warnings(scenario)
+        .iter()
+        .map(|w| format!("warning: {}: {w}", shown.display()))
+        .collect()
 }
 
 /// The protocols to run: every `given` text parsed (all problems reported), else the file's.
@@ -129,7 +151,14 @@ fn protocols_of(scenario: &Scenario, given: &[String]) -> Result<Vec<ProtocolSpe
         match Scenario::parse_protocol(text) {
             Ok(mut spec) => {
                 spec.static_membership |= scenario.group.static_membership;
-                specs.push(spec);
+                if specs.contains(&spec) {
+                    errors.push(format!(
+                        "error: --protocol {text}: repeats {spec}, given before; each protocol \
+                         is run once"
+                    ));
+                } else {
+                    specs.push(spec);
+                }
             }
             Err(e) => errors.push(format!("error: --protocol {text}: {e}")),
         }
@@ -166,10 +195,8 @@ fn read_files(dir: &Path, names: &[&'static str]) -> Result<Vec<(&'static str, V
 pub fn validate(source: &Source) -> Result<Validated, Failure> {
     let scenario = source.load().map_err(|errors| error_lines(&errors))?;
     let shown = source.display_path();
-    let warnings = scenario::warnings(&scenario)
-        .iter()
-        .map(|w| format!("warning: {}: {w}", shown.display()))
-        .collect();
+    check_budget(&shown, &scenario)?;
+    let warnings = warning_lines(&shown, &scenario);
     Ok(Validated {
         name: scenario.name.clone(),
         protocols: scenario.protocols.iter().map(ToString::to_string).collect(),
@@ -189,11 +216,18 @@ pub fn sweep(
 ) -> Result<SweepOutput, Failure> {
     let jobs = match jobs {
         Some(0) => return Err(Failure::BadInput(vec!["error: --jobs: must be at least 1".into()])),
+        Some(n) if n > MAX_JOBS => {
+            return Err(Failure::BadInput(vec![format!(
+                "error: --jobs {n} is not allowed: from 1 to {MAX_JOBS} worker threads (the \
+                 default is the machine's cores)"
+            )]))
+        }
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
     let plan =
         SweepPlan::load(path, seeds, &git_commit(), scenario::from_table).map_err(lab_failure)?;
+    check_sweep_budget(path, &plan, jobs)?;
     let temporary; // removed when the function returns
     let out_dir = match out {
         Some(dir) => dir,
@@ -206,6 +240,22 @@ pub fn sweep(
     let outcome = run_sweep(&plan, &opts, &model_run, &|_, _| {}).map_err(lab_failure)?;
     let files = read_files(out_dir, &SWEEP_FILES)?;
     Ok(SweepOutput { files, runs: outcome.runs, resumed: outcome.resumed })
+}
+
+/// The CLI's sweep budget check (`commands/sweep.rs`, `check_budget`): the largest cell's run
+/// (one protocol) times the runs at once.
+fn check_sweep_budget(path: &Path, plan: &SweepPlan, jobs: usize) -> Result<(), Failure> {
+    let bad = |message: String| Failure::BadInput(vec![format!("error: {message}")]);
+    let budget_bytes = scenario::estimate::memory_budget_bytes(None).map_err(bad)?;
+    let largest = plan
+        .cells
+        .iter()
+        .map(|cell| scenario::estimate::estimate_one_protocol(&cell.scenario))
+        .max_by(|a, b| a.memory_bytes.total_cmp(&b.memory_bytes));
+    let Some(largest) = largest else { return Ok(()) };
+    let parallel = jobs.min(plan.manifest.runs.max(1));
+    scenario::estimate::check_memory(&largest, budget_bytes, parallel)
+        .map_err(|message| bad(format!("{}: {message}", path.display())))
 }
 
 /// A sweep's error as the CLI prints it (`error: ` before the first line only, as `bad` does).

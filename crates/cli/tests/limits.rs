@@ -239,6 +239,44 @@ fn alternating_scale_events_are_bounded() {
 }
 
 #[test]
+fn many_alternating_scale_events_replay_the_membership_exactly() {
+    // 1,200 events alternating 1000 and 1 members (1,799,400 member-steps, under the bound),
+    // then c999 leaves and is paused: the replay (slots, not names, issue 27 item 6) must know
+    // c0..c998 live and c999 gone, as the model's scale_plan would have them.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut text = String::from("duration = \"2h\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 2\nrate = 1.0\n[group]\nmembers = 1\n");
+    for i in 0..1200 {
+        let members = if i % 2 == 0 { 1000 } else { 1 };
+        text.push_str(&format!(
+            "[[event]]\nat = \"{}s\"\nkind = \"scale\"\nmembers = {members}\n",
+            i + 1
+        ));
+    }
+    let scale_up = "[[event]]\nat = \"1h\"\nkind = \"scale\"\nmembers = 1000\n";
+    let leave = "[[event]]\nat = \"61m\"\nkind = \"leave\"\nmember = \"c999\"\n";
+    write(d, "alt.toml", &format!("{text}{scale_up}{leave}"));
+    let o = sim(d, &["validate", "alt.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let pause = "[[event]]\nat = \"62m\"\nkind = \"pause\"\nmember = \"c999\"\nduration = \"1s\"\n";
+    write(d, "paused.toml", &format!("{text}{scale_up}{leave}{pause}"));
+    let o = expect(
+        d,
+        &["validate", "paused.toml"],
+        2,
+        "event[1202].member: `c999` is no longer a member at",
+    );
+    assert!(
+        stderr(&o).contains(
+            "members live then: c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, ... (999 in all)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).matches("error:").count(), 1, "{}", stderr(&o));
+}
+
+#[test]
 fn shards_run_from_different_folders_merge() {
     // One copy of the inputs inside this git checkout (target/tmp), one outside any checkout:
     // a manifest read `git rev-parse` in the working folder before, so the two differed.

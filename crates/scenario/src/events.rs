@@ -10,12 +10,13 @@
 //! `scale` happens at one instant: its `at` is the whole check.)
 
 use crate::limits;
-use crate::members::{initial_member_name, scale_plan, valid_member_name};
+use crate::members::valid_member_name;
 use crate::reader::{self, Ctx, Section};
+use crate::roster::Roster;
 use crate::tree::Node;
 use crate::types::{Event, EventKind, TopicSpec};
 use sim_core::SimTime;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Event kinds as written in files.
 pub(crate) const EVENT_KINDS: &[&str] = &[
@@ -200,49 +201,6 @@ fn parse_add_partitions(
     Some(EventKind::AddPartitions { topic: topic?, count: count? })
 }
 
-/// Membership while replaying events.
-#[derive(Default)]
-struct Roster {
-    live: BTreeSet<String>,
-    /// Crashed members and when they restart.
-    down: BTreeMap<String, SimTime>,
-    /// Every name that was ever a member.
-    ever: BTreeSet<String>,
-    /// Member-steps of the `scale` events so far (bounded by `limits::MAX_SCALE_WORK`).
-    scale_work: u64,
-}
-
-impl Roster {
-    fn restart_due(&mut self, now: SimTime) {
-        let due: Vec<String> =
-            self.down.iter().filter(|(_, at)| **at <= now).map(|(n, _)| n.clone()).collect();
-        for name in due {
-            self.down.remove(&name);
-            self.live.insert(name);
-        }
-    }
-
-    fn add(&mut self, name: &str) {
-        self.live.insert(name.to_string());
-        self.ever.insert(name.to_string());
-    }
-
-    /// Names for a message, at most ten.
-    fn live_list(&self) -> String {
-        let mut names: Vec<&str> = self.live.iter().map(String::as_str).collect();
-        names.sort_by(|a, b| crate::member_order(a, b));
-        let shown = names.len().min(10);
-        let mut text = names[..shown].join(", ");
-        if names.len() > shown {
-            text.push_str(&format!(", ... ({} in all)", names.len()));
-        }
-        if text.is_empty() {
-            text.push_str("none");
-        }
-        text
-    }
-}
-
 /// Replays the sorted events; returns every member name that ever exists.
 pub(crate) fn check_timeline(
     ctx: &mut Ctx<'_>,
@@ -251,10 +209,7 @@ pub(crate) fn check_timeline(
     duration: Option<SimTime>,
     topics: &[TopicSpec],
 ) -> BTreeSet<String> {
-    let mut roster = Roster::default();
-    for index in 0..initial_members {
-        roster.add(&initial_member_name(index));
-    }
+    let mut roster = Roster::new(initial_members);
     let mut partitions: u64 = topics.iter().map(|t| u64::from(t.partitions)).sum();
     for parsed in events {
         if let Some(end) = duration {
@@ -270,11 +225,11 @@ pub(crate) fn check_timeline(
         if let (Some(end), EventKind::RollingRestart { interval, downtime }) =
             (duration, &parsed.event.kind)
         {
-            rolling_restart_fits(ctx, &roster, parsed, (*interval, *downtime), end);
+            rolling_restart_fits(ctx, &mut roster, parsed, (*interval, *downtime), end);
         }
         replay(ctx, &mut roster, parsed, &mut partitions);
     }
-    roster.ever
+    roster.ever()
 }
 
 /// A rolling restart must end inside the run, like any single event: every member it
@@ -282,26 +237,27 @@ pub(crate) fn check_timeline(
 /// `downtime` after its close, before the end. Else the run would cut it short silently.
 fn rolling_restart_fits(
     ctx: &mut Ctx<'_>,
-    roster: &Roster,
+    roster: &mut Roster,
     parsed: &Parsed<'_>,
     (interval, downtime): (SimTime, SimTime),
     end: SimTime,
 ) {
-    let mut names: Vec<&String> = roster.live.iter().collect();
-    names.sort_by(|a, b| crate::member_order(a, b));
     let at = parsed.event.at;
     let close_of = |step: usize| {
         at.saturating_add(SimTime::from_nanos(interval.as_nanos().saturating_mul(step as u64)))
     };
     let back_of = |step: usize| close_of(step).saturating_add(downtime);
-    let Some(step) = (0..names.len()).find(|&step| back_of(step) >= end) else { return };
-    let count = names.len();
+    let count = roster.live_len();
+    let step = first_step(count, |step| back_of(step) >= end);
+    if step == count {
+        return;
+    }
     let close = close_of(step);
     let message = format!(
         "the rolling restart does not fit in the run: step {} of {count} ({}) closes at {close} \
          and is back at {}, not before the end of the run ({end})",
         step + 1,
-        names[step],
+        roster.nth_live(step),
         back_of(step)
     );
     let last = (count - 1) as u64;
@@ -319,21 +275,33 @@ fn rolling_restart_fits(
     ctx.at(parsed.field_node("interval"), &parsed.key("interval"), message, Some(&allowed));
 }
 
+/// The first step in `0..count` where `late` (false, then true as steps grow) holds, or
+/// `count`: a binary search, so a rolling restart of 100,000 members costs 17 looks.
+fn first_step(count: usize, late: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, count);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if late(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
 fn replay(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, partitions: &mut u64) {
     let at = parsed.event.at;
     match &parsed.event.kind {
         EventKind::Join { member } => join(ctx, roster, parsed, member),
         EventKind::Leave { member } => {
             if require_live(ctx, roster, parsed, member) {
-                roster.live.remove(member);
+                roster.remove(member, None);
             }
         }
         EventKind::Crash { member, restart_after } => {
             if require_live(ctx, roster, parsed, member) {
-                roster.live.remove(member);
-                if let Some(after) = restart_after {
-                    roster.down.insert(member.clone(), at.saturating_add(*after));
-                }
+                roster.remove(member, restart_after.map(|after| at.saturating_add(after)));
             }
         }
         EventKind::Pause { member, .. }
@@ -357,38 +325,38 @@ fn replay(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, partition
 fn join(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, member: &str) {
     let node = parsed.field_node("member");
     let key = parsed.key("member");
-    if roster.live.contains(member) {
+    if roster.is_live(member) {
         let message = format!("`{member}` is already a live member at {}", parsed.event.at);
         ctx.at(node, &key, message, Some("a name that is not live at that time"));
-    } else if let Some(restart) = roster.down.get(member) {
+    } else if let Some(restart) = roster.restart_of(member) {
         let message = format!("`{member}` crashed and restarts by itself at {restart}");
         ctx.at(node, &key, message, Some("a name that is not live or restarting"));
-    } else if roster.live.len() + roster.down.len() >= limits::MAX_MEMBERS as usize {
+    } else if roster.live_len() + roster.down_len() >= limits::MAX_MEMBERS as usize {
         let allowed = format!("at most {} members at a time", limits::MAX_MEMBERS);
         ctx.at(node, &key, "too many members", Some(&allowed));
     } else {
-        roster.add(member);
+        roster.join(member);
     }
 }
 
 /// Records an error unless `member` is live at the event's time.
-fn require_live(ctx: &mut Ctx<'_>, roster: &Roster, parsed: &Parsed<'_>, member: &str) -> bool {
-    if roster.live.contains(member) {
+fn require_live(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, member: &str) -> bool {
+    if roster.is_live(member) {
         return true;
     }
     let at = parsed.event.at;
-    let message = match roster.down.get(member) {
+    let message = match roster.restart_of(member) {
         Some(restart) => format!("`{member}` is down at {at} (crashed; restarts at {restart})"),
-        None if roster.ever.contains(member) => format!("`{member}` is no longer a member at {at}"),
+        None if roster.was_member(member) => format!("`{member}` is no longer a member at {at}"),
         None => format!("no member `{member}` exists at {at}"),
     };
-    let allowed = format!("members live then: {}", roster.live_list());
+    let allowed = format!("members live then: {}", live_list(roster));
     ctx.at(parsed.field_node("member"), &parsed.key("member"), message, Some(&allowed));
     false
 }
 
 fn scale(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, target: u32) {
-    let present = (roster.live.len() + roster.down.len()) as u64;
+    let present = (roster.live_len() + roster.down_len()) as u64;
     let work = present + present.abs_diff(u64::from(target));
     roster.scale_work = roster.scale_work.saturating_add(work);
     if roster.scale_work > limits::MAX_SCALE_WORK {
@@ -407,18 +375,20 @@ fn scale(ctx: &mut Ctx<'_>, roster: &mut Roster, parsed: &Parsed<'_>, target: u3
         }
         return;
     }
-    let down: BTreeSet<String> = roster.down.keys().cloned().collect();
-    match scale_plan(&roster.live, &down, target as usize) {
-        Ok(plan) => {
-            for name in &plan.add {
-                roster.add(name);
-            }
-            for name in &plan.remove {
-                roster.live.remove(name);
-            }
-        }
-        Err(message) => {
-            ctx.at(parsed.field_node("members"), &parsed.key("members"), message, None);
-        }
+    if let Err(message) = roster.scale(target as usize) {
+        ctx.at(parsed.field_node("members"), &parsed.key("members"), message, None);
     }
+}
+
+/// Live names for a message, at most ten.
+fn live_list(roster: &mut Roster) -> String {
+    let count = roster.live_len();
+    let mut text = roster.first_live(10).join(", ");
+    if count > 10 {
+        text.push_str(&format!(", ... ({count} in all)"));
+    }
+    if text.is_empty() {
+        text.push_str("none");
+    }
+    text
 }

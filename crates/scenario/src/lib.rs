@@ -20,6 +20,7 @@ mod load;
 mod members;
 mod protocol;
 mod reader;
+mod roster;
 pub mod sweep;
 mod tree;
 mod tubemq;

@@ -24,7 +24,7 @@ pub fn member_order(a: &str, b: &str) -> Ordering {
 }
 
 /// `c12` -> (`c`, Some(12)); `worker` -> (`worker`, None).
-fn split_number(name: &str) -> (&str, Option<u64>) {
+pub(crate) fn split_number(name: &str) -> (&str, Option<u64>) {
     let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
     let (head, tail) = name.split_at(name.len() - digits);
     (head, tail.parse().ok())
