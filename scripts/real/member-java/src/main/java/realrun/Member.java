@@ -29,6 +29,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -50,7 +51,7 @@ public final class Member {
   private final Clock clock;
   private final Writer out;
   private final double processingS;
-  private final KafkaConsumer<byte[], String> consumer;
+  private final Consumer<byte[], String> consumer;
   private volatile boolean leaveRequested;
   private double stallS; // guarded by this
 
@@ -84,36 +85,64 @@ public final class Member {
     }
   }
 
-  Member(JsonNode args) throws IOException {
-    clock = new Clock(args.get("t0").asDouble());
-    out =
+  /** A member around a consumer, writing to `out` (tests pass a MockConsumer and a buffer). */
+  Member(Clock clock, Writer out, double processingS, Consumer<byte[], String> consumer) {
+    this.clock = clock;
+    this.out = out;
+    this.processingS = processingS;
+    this.consumer = consumer;
+  }
+
+  /**
+   * The member of the harness's ARGS_JSON: warm-up, its consumer created at createAt(), subscribed
+   * at start_at_s (a `start` line).
+   */
+  static Member start(JsonNode args) throws IOException {
+    Clock clock = new Clock(args.get("t0").asDouble());
+    Writer out =
         new OutputStreamWriter(
             new FileOutputStream(args.get("record").asText(), true), StandardCharsets.UTF_8);
-    processingS = args.get("processing_s").asDouble();
-    Properties props = new Properties();
-    args.get("config").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
-    props.put("key.deserializer", ByteArrayDeserializer.class.getName());
-    props.put("value.deserializer", StringDeserializer.class.getName());
+    double processingS = args.get("processing_s").asDouble();
+    Properties props = consumerProps(args.get("config"));
     warmUp(props, args.get("topics").get(0).asText());
     double startAt = args.get("start_at_s").asDouble();
+    clock.waitUntil(createAt(props, startAt));
+    Member member = new Member(clock, out, processingS, new KafkaConsumer<>(props));
+    clock.waitUntil(startAt);
+    List<String> topics = new ArrayList<>();
+    args.get("topics").forEach(t -> topics.add(t.asText()));
+    member.subscribe(topics);
+    return member;
+  }
+
+  /** The consumer's properties: the harness's `config` object as is (values as text), plus the
+   * deserializers (keys: bytes; values: the producer's produce() time as text). */
+  static Properties consumerProps(JsonNode config) {
+    Properties props = new Properties();
+    config.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+    props.put("key.deserializer", ByteArrayDeserializer.class.getName());
+    props.put("value.deserializer", StringDeserializer.class.getName());
+    return props;
+  }
+
+  /** When the member's consumer is created, for a subscribe at startAt. */
+  static double createAt(Properties props, double startAt) {
     if (!"consumer".equals(props.getProperty("group.protocol"))) {
       // Classic: created CLASSIC_EARLY_S before the moment (its construction took ~0.5 s on the
       // loaded host even after the warm-up). Faithful: the classic auto-commit timer restarts
       // when a join completes (ConsumerCoordinator.onJoinComplete: "Reschedule the auto commit
       // starting from now", nextAutoCommitTimer.updateAndReset), so its creation time cannot
       // shift a commit; nothing is assigned before the first join.
-      clock.waitUntil(startAt - CLASSIC_EARLY_S);
-    } else {
-      // KIP-848: created at the moment, its auto-commit timer runs from its creation.
-      clock.waitUntil(startAt);
+      return startAt - CLASSIC_EARLY_S;
     }
-    consumer = new KafkaConsumer<>(props);
-    clock.waitUntil(startAt);
-    List<String> topics = new ArrayList<>();
-    args.get("topics").forEach(t -> topics.add(t.asText()));
+    // KIP-848: created at the moment, its auto-commit timer runs from its creation.
+    return startAt;
+  }
+
+  /** Subscribe with the recording listener and write the `start` line. */
+  void subscribe(List<String> topics) {
     consumer.subscribe(topics, new Listener());
-    ObjectNode start = JSON.createObjectNode().put("k", "start").put("t_s", clock.now());
-    write(start);
+    write(mark("start", clock.now()));
   }
 
   /**
@@ -126,6 +155,18 @@ public final class Member {
    * then, ConsumerCoordinator's constructor), as member.py does.
    */
   static void warmUp(Properties props, String topic) {
+    try (KafkaConsumer<byte[], String> c = new KafkaConsumer<>(warmUpProps(props))) {
+      c.partitionsFor(topic, Duration.ofSeconds(10));
+    }
+    try {
+      JSON.writeValueAsString(JSON.createObjectNode().put("k", "warm").put("t_s", 0.0));
+    } catch (IOException e) {
+      throw new KafkaException(e);
+    }
+  }
+
+  /** The warm-up consumer's properties: the member's without a group, classic, no commits. */
+  static Properties warmUpProps(Properties props) {
     Properties warm = new Properties();
     warm.putAll(props);
     warm.remove("group.id");
@@ -134,14 +175,46 @@ public final class Member {
     warm.remove("group.remote.assignor");
     warm.put("enable.auto.commit", "false");
     warm.put("client.id", props.getProperty("client.id", "member") + "-warmup");
-    try (KafkaConsumer<byte[], String> c = new KafkaConsumer<>(warm)) {
-      c.partitionsFor(topic, Duration.ofSeconds(10));
+    return warm;
+  }
+
+  // The record's lines (recorder.py's kinds, read by recorder.load_record for metrics.py).
+
+  /** `start`, `leave`, `closed`: {"k","t_s"}. */
+  static ObjectNode mark(String kind, double t) {
+    return JSON.createObjectNode().put("k", kind).put("t_s", t);
+  }
+
+  /** `assign`, `revoke`, `lost`: {"k","t_s","parts":[[topic, partition], ...]}. */
+  static ObjectNode callbackLine(String kind, double t, Collection<TopicPartition> parts) {
+    ObjectNode o = mark(kind, t);
+    ArrayNode list = o.putArray("parts");
+    for (TopicPartition tp : parts) {
+      list.addArray().add(tp.topic()).add(tp.partition());
     }
-    try {
-      JSON.writeValueAsString(JSON.createObjectNode().put("k", "warm").put("t_s", 0.0));
-    } catch (IOException e) {
-      throw new KafkaException(e);
-    }
+    return o;
+  }
+
+  /** `p`: one processed record, {"k","t","p","o","a","s","e"}; `a` = the value (produce() time). */
+  static ObjectNode processed(ConsumerRecord<byte[], String> r, double start, double end) {
+    return JSON.createObjectNode()
+        .put("k", "p")
+        .put("t", r.topic())
+        .put("p", r.partition())
+        .put("o", r.offset())
+        .put("a", Double.parseDouble(r.value()))
+        .put("s", start)
+        .put("e", end);
+  }
+
+  /** `gap`: a poll gap over GAP_RECORD_S, {"k","from","to"}. */
+  static ObjectNode gap(double from, double to) {
+    return JSON.createObjectNode().put("k", "gap").put("from", from).put("to", to);
+  }
+
+  /** `err`: {"k","t_s","msg"}. */
+  static ObjectNode err(double t, String msg) {
+    return mark("err", t).put("msg", msg);
   }
 
   /** The rebalance callbacks, recorded as member.py's on_assign / on_revoke / on_lost. */
@@ -163,12 +236,7 @@ public final class Member {
   }
 
   void callback(String kind, Collection<TopicPartition> parts) {
-    ObjectNode o = JSON.createObjectNode().put("k", kind).put("t_s", clock.now());
-    ArrayNode list = o.putArray("parts");
-    for (TopicPartition tp : parts) {
-      list.addArray().add(tp.topic()).add(tp.partition());
-    }
-    write(o);
+    write(callbackLine(kind, clock.now(), parts));
   }
 
   /** One JSON line, flushed at once (a SIGKILLed member loses at most the line being written). */
@@ -212,16 +280,13 @@ public final class Member {
   void process(ConsumerRecord<byte[], String> r) {
     double start = clock.now();
     clock.waitUntil(start + processingS + takeStall());
-    ObjectNode o =
-        JSON.createObjectNode()
-            .put("k", "p")
-            .put("t", r.topic())
-            .put("p", r.partition())
-            .put("o", r.offset())
-            .put("a", Double.parseDouble(r.value()))
-            .put("s", start)
-            .put("e", clock.now());
-    write(o);
+    write(processed(r, start, clock.now()));
+  }
+
+  /** Ask the poll loop to end (the shutdown hook's SIGTERM path): it leaves at once. */
+  void requestLeave() {
+    leaveRequested = true;
+    consumer.wakeup();
   }
 
   /** The poll loop until SIGTERM (leaveRequested + wakeup()); then close() (commit + leave). */
@@ -234,7 +299,7 @@ public final class Member {
       }
       double called = clock.now();
       if (called - lastReturn > GAP_RECORD_S) {
-        write(JSON.createObjectNode().put("k", "gap").put("from", lastReturn).put("to", called));
+        write(gap(lastReturn, called));
       }
       ConsumerRecords<byte[], String> records;
       try {
@@ -242,7 +307,7 @@ public final class Member {
       } catch (WakeupException e) {
         break;
       } catch (KafkaException e) {
-        write(JSON.createObjectNode().put("k", "err").put("t_s", clock.now()).put("msg", e.toString()));
+        write(err(clock.now(), e.toString()));
         lastReturn = clock.now();
         continue;
       }
@@ -251,24 +316,23 @@ public final class Member {
         process(r);
       }
     }
-    write(JSON.createObjectNode().put("k", "leave").put("t_s", clock.now()));
+    write(mark("leave", clock.now()));
     try {
       consumer.close();
     } catch (KafkaException e) {
-      write(JSON.createObjectNode().put("k", "err").put("t_s", clock.now()).put("msg", e.toString()));
+      write(err(clock.now(), e.toString()));
     }
-    write(JSON.createObjectNode().put("k", "closed").put("t_s", clock.now()));
+    write(mark("closed", clock.now()));
   }
 
   public static void main(String[] argv) throws Exception {
-    Member member = new Member(JSON.readTree(argv[0]));
+    Member member = Member.start(JSON.readTree(argv[0]));
     Thread main = Thread.currentThread();
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
-                  member.leaveRequested = true;
-                  member.consumer.wakeup();
+                  member.requestLeave();
                   try {
                     main.join(30_000);
                   } catch (InterruptedException e) {
