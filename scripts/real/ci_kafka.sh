@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# CI on a real broker (about a minute and a half): starts the pinned Apache Kafka on loopback,
+# CI on a real broker (about a minute and a half): first the Java member's unit tests
+# (member-java, `mvn -q test`: JUnit 5, MockConsumer, no broker; ~15 s, ~1 min more on a machine
+# whose ~/.m2 is empty), then it starts the pinned Apache Kafka on loopback,
 # runs scripts/real/scenarios/ci-join.toml (a join into a group of 3 at 15 s, cooperative-sticky,
 # the Java client), then checks exact conservation from the raw record and the summary, and
 # that the two rebalances happened (the formation, then the join at 15 s with 4 members).
@@ -15,6 +17,16 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# The Java member's unit tests (src/test/java/realrun/MemberTest.java). Its fixtures are in
+# tests/ and checked against the Python side by tests/test_member_java.py (smoke.sh).
+if ! timeout --kill-after=10 600 mvn -q -B -f "$here/member-java/pom.xml" test > "$work/mvn-test.log" 2>&1; then
+  grep -v '^\s*at ' "$work/mvn-test.log" | tail -40 >&2
+  echo "ci_kafka: the Java member's unit tests failed (mvn -q test in scripts/real/member-java)" >&2
+  exit 1
+fi
+grep '^MemberTest' "$work/mvn-test.log" || true
+echo "ci_kafka: Java member unit tests ok"
 
 setsid timeout --kill-after=10 600 "$here/run.sh" run "$here/scenarios/ci-join.toml" --kafka \
   --out "$work/out" --raw "$work/raw" > "$work/log" 2>&1 &

@@ -57,9 +57,10 @@ def kafka_version() -> str:
     return text[start : text.index("</kafka.version>")]
 
 
-def maven_classpath(module: Path, cache: Path, timeout_s: float = 900.0) -> str:
+def maven_classpath(module: Path, cache: Path, timeout_s: float = 900.0, scope: str = "") -> str:
     """The runtime classpath of a Maven module, resolved (downloading on first use) and cached
-    until its pom.xml changes."""
+    until its pom.xml changes. `scope` = dependency:build-classpath's includeScope ("" = every
+    scope; "runtime" leaves out test-scope dependencies such as JUnit)."""
     pom = module / "pom.xml"
     if cache.exists() and cache.stat().st_mtime >= pom.stat().st_mtime:
         cp = cache.read_text().strip()
@@ -67,6 +68,8 @@ def maven_classpath(module: Path, cache: Path, timeout_s: float = 900.0) -> str:
             return cp
     cache.parent.mkdir(parents=True, exist_ok=True)
     cmd = ["mvn", "-q", "-B", "-f", str(pom), "dependency:build-classpath", f"-Dmdep.outputFile={cache}"]
+    if scope:
+        cmd.append(f"-DincludeScope={scope}")
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except FileNotFoundError as err:

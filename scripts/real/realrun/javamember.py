@@ -1,8 +1,11 @@
 """The Java client member (scripts/real/member-java, realrun.Member): build and command line.
 
-Maven builds the jar from the module's own sources (`mvn -q package`, again whenever a source
-or the pom is newer than the jar) and its runtime classpath (kafka-clients of the pinned
-release, resolved from Maven Central into ~/.m2 on first use). `member_config` turns the
+Maven builds the jar from the module's own sources (`mvn -q package -DskipTests`, again
+whenever a source or the pom is newer than the jar) and its runtime classpath (kafka-clients of
+the pinned release, resolved from Maven Central into ~/.m2 on first use; JUnit, test scope, is
+not on it). The module's unit tests (`mvn -q test`, src/test/java) are run by
+scripts/real/ci_kafka.sh, not by this build: a measurement is not held up by a timing test on a
+loaded host. `member_config` turns the
 scenario's `[consumer.config]` into Java consumer properties, passed as is: these are Java's
 own names; the only librdkafka spelling the scenarios use, `fetch.wait.max.ms`, is renamed.
 """
@@ -79,11 +82,14 @@ def classpath() -> str:
         raise BrokerError(f"{MODULE / 'pom.xml'}: kafka.version differs from the broker's {version}")
     if _stale():
         done = subprocess.run(
-            ["mvn", "-q", "-B", "-f", str(MODULE / "pom.xml"), "package"], capture_output=True, text=True, timeout=900
+            ["mvn", "-q", "-B", "-f", str(MODULE / "pom.xml"), "package", "-DskipTests"],
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
         if done.returncode != 0:
             raise BrokerError(f"building the Java member failed:\n{(done.stdout + done.stderr)[-3000:]}")
-    deps = maven_classpath(MODULE, CACHE_DIR / f"member-{version}.classpath")
+    deps = maven_classpath(MODULE, CACHE_DIR / f"member-{version}.classpath", scope="runtime")
     return f"{JAR}:{deps}"
 
 
