@@ -1,0 +1,219 @@
+"""Tests of explain_out.py on a hand-made matrix folder (expected values derived by hand), and
+that the committed results/real/4.4.0/OUT.md is what the committed inputs give."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("explain_out", HERE / "explain_out.py")
+assert spec is not None and spec.loader is not None
+explain_out = importlib.util.module_from_spec(spec)
+sys.modules["explain_out"] = explain_out  # dataclasses look their module up while the module loads
+spec.loader.exec_module(explain_out)
+
+Cell = explain_out.Cell
+HEAD = ["client", "scenario", "protocol", "metric", "sim", "real_min", "real_median", "real_max", "n", "inside"]
+SCENARIO = '[[topic]]\nname = "events"\npartitions = 6\n\n[group]\nmembers = 3\n\n[consumer.config]\n"heartbeat.interval.ms" = 1000\n'
+
+
+def write_csv(path: Path, head: list[str], rows: list[list[object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        w.writerows(rows)
+
+
+def write_run(
+    folder: Path,
+    metrics: dict[str, float],
+    rebalances: list[tuple[float, float, int]],
+    partitions: tuple[tuple[int, int], ...] = (),
+) -> None:
+    """summary.csv with `metrics`; rebalances.csv rows (duration_ms, end_s, members), index in
+    order; partitions.csv rows (reprocessed, moves)."""
+    write_csv(folder / "summary.csv", list(metrics), [list(metrics.values())])
+    write_csv(
+        folder / "rebalances.csv",
+        ["index", "trigger", "start_s", "end_s", "duration_ms", "members"],
+        [[i, "join", end - ms / 1e3, end, ms, members] for i, (ms, end, members) in enumerate(rebalances)],
+    )
+    write_csv(folder / "partitions.csv", ["partition", "reprocessed", "moves"],
+              [[p, r, m] for p, (r, m) in enumerate(partitions)])
+
+
+class CellTest(unittest.TestCase):
+    def test_side_distance_relative(self) -> None:
+        below = Cell("java", "s", "eager:range", "downtime_partition_s", 50.0, 52.0, 55.0, 59.0, 3)
+        # 52 - 50 = 2 below the minimum; relative to it: 2 / 52.
+        self.assertEqual((below.side, below.distance), ("below", 2.0))
+        self.assertAlmostEqual(below.relative or 0, 2 / 52)
+        above = Cell("java", "s", "eager:range", "records_reprocessed", 598.0, 132.0, 133.0, 150.0, 3)
+        self.assertEqual((above.side, above.distance), ("above", 448.0))
+        zero = Cell("java", "s", "eager:range", "rebalance_ms_p50", 6003.0, 0.0, 0.0, 0.0, 3)
+        self.assertIsNone(zero.relative)
+
+    def test_folder_of_a_static_protocol(self) -> None:
+        c = Cell("java", "s", "cooperative:cooperative-sticky+static", "rebalances", 1, 2, 2, 2, 3)
+        self.assertEqual(c.folder(Path("/b")), Path("/b/java/s/cooperative_cooperative-sticky_static"))
+
+    def test_patterns(self) -> None:
+        self.assertTrue(explain_out.matches("eager:*|cooperative:*", "eager:range+static"))
+        self.assertTrue(explain_out.matches("join | scale-out", "scale-out"))
+        self.assertFalse(explain_out.matches("eager:*|cooperative:*", "consumer:uniform"))
+        self.assertFalse(explain_out.matches("join", "join2"))
+
+
+class RulesFileTest(unittest.TestCase):
+    def rules(self, text: str) -> str:
+        with tempfile.TemporaryDirectory() as tmp:
+            p = Path(tmp) / "causes.toml"
+            p.write_text('[[cause]]\nid = "a"\ntitle = "A"\ntext = "t"\nref = "r"\n' + text)
+            try:
+                explain_out.load_rules(p)
+            except explain_out.InputError as err:
+                return str(err)
+            return ""
+
+    def test_bad_rules_are_refused_with_the_reason(self) -> None:
+        self.assertEqual(self.rules('[[rule]]\ncause = "a"\nmetric = "x"\n'), "")
+        self.assertIn("not a [[cause]] id", self.rules('[[rule]]\ncause = "b"\n'))
+        self.assertIn("side must be", self.rules('[[rule]]\ncause = "a"\nside = "under"\n'))
+        self.assertIn("unknown keys ['metrics']", self.rules('[[rule]]\ncause = "a"\nmetrics = "x"\n'))
+        self.assertIn("check must be", self.rules('[[rule]]\ncause = "a"\ncheck = "guess"\n'))
+        self.assertIn("spread values", self.rules('[[rule]]\ncause = "a"\nspread = ["near"]\n'))
+
+
+class ExplainTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        base = self.base = Path(self.tmp.name)
+        (base / "java/crash").mkdir(parents=True)
+        (base / "java/crash/scenario.toml").write_text(SCENARIO)
+        cell = base / "java/crash/eager_range"
+        # The sim forms the group in 6000 ms, ending at 6.5 s. rep1: formation 6800 ms ending at
+        # 6.8 s (0.3 s later), rep2: 7300 ms ending at 7.3 s. A later rebalance: 400 ms (sim),
+        # 900 / 1500 ms (real).
+        write_run(cell / "sim", {"downtime_partition_s": 50.0, "stop_the_world_s": 6.5, "rebalance_ms_max": 6000,
+                                 "rebalance_ms_p50": 400, "records_reprocessed": 0},
+                  [(6000, 6.5, 3), (400, 20.4, 3)])
+        write_run(cell / "rep1", {"downtime_partition_s": 51.5, "stop_the_world_s": 7.0, "rebalance_ms_max": 6800,
+                                  "rebalance_ms_p50": 900, "records_reprocessed": 4},
+                  [(6800, 6.8, 3), (900, 20.9, 3)], ((4, 1), (0, 0)))
+        write_run(cell / "rep2", {"downtime_partition_s": 53.0, "stop_the_world_s": 6.9, "rebalance_ms_max": 7300,
+                                  "rebalance_ms_p50": 1500, "records_reprocessed": 5},
+                  [(7300, 7.3, 3), (1500, 21.5, 3)], ((3, 1), (2, 0)))
+        rows = [
+            # downtime: 51.5 - 50 = 1.5 <= 6 partitions x (6.8 - 6.5) = 1.8 (rep1 bounds): explained.
+            ["java", "crash", "eager:range", "downtime_partition_s", 50.0, 51.5, 52.25, 53.0, 2, "false"],
+            # stop-the-world: the bounding run is rep2 (6.9): 6.9 - 6.5 = 0.4 <= 7.3 - 6.5 = 0.8.
+            ["java", "crash", "eager:range", "stop_the_world_s", 6.5, 6.9, 6.95, 7.0, 2, "false"],
+            # max: rebalance 0 in the sim and in rep1: explained by the formation.
+            ["java", "crash", "eager:range", "rebalance_ms_max", 6000, 6800, 7050, 7300, 2, "false"],
+            # p50: from rebalance 1 both sides, 900 - 400 = 500 <= 1000 ms: heartbeat, after the
+            # formation rule's check failed.
+            ["java", "crash", "eager:range", "rebalance_ms_p50", 400, 900, 1200, 1500, 2, "false"],
+            # reprocessed: rep2 reprocessed 2 on a partition that never moved: not explained.
+            ["java", "crash", "eager:range", "records_reprocessed", 0, 4, 4.5, 5, 2, "false"],
+            ["java", "crash", "eager:range", "records_lost", 0, 0, 0, 0, 2, "true"],
+        ]
+        write_csv(base / "comparison.csv", HEAD, rows)
+        (base / "causes.toml").write_text(
+            '[[cause]]\nid = "formation"\ntitle = "F"\ntext = "f"\nref = "COMPARISON.md 4"\n'
+            '[[cause]]\nid = "hb"\ntitle = "H"\ntext = "h"\nref = "COMPARISON.md 3"\n'
+            '[[cause]]\nid = "moves"\ntitle = "M"\ntext = "m"\nref = "x"\n'
+            '[[rule]]\ncause = "moves"\nmetric = "records_reprocessed"\ncheck = "moved-only"\n'
+            '[[rule]]\ncause = "formation"\nprotocol = "eager:*"\nside = "below"\ncheck = "formation"\n'
+            '[[rule]]\ncause = "hb"\nmetric = "rebalance_ms_p50"\nside = "below"\ncheck = "heartbeat"\n'
+        )
+
+    def tearDown(self) -> None:
+        self.tmp.cleanup()
+
+    def verdicts(self) -> dict[str, Any]:
+        cells = explain_out.load_cells(self.base / "comparison.csv")
+        _, rules = explain_out.load_rules(self.base / "causes.toml")
+        return {v.cell.metric: v for v in explain_out.explain(cells, rules, {}, self.base)}
+
+    def test_first_rule_whose_check_holds(self) -> None:
+        v = self.verdicts()
+        self.assertNotIn("records_lost", v)  # inside: not listed
+        self.assertEqual(v["downtime_partition_s"].cause, "formation")
+        self.assertIn("6 partitions x 0.300 s = 1.8 partition-s >= distance 1.5", v["downtime_partition_s"].detail)
+        self.assertEqual(v["stop_the_world_s"].cause, "formation")
+        self.assertIn("in rep2", v["stop_the_world_s"].detail.replace("java/crash/eager_range/", ""))
+        self.assertEqual(v["rebalance_ms_max"].cause, "formation")
+        p50 = v["rebalance_ms_p50"]
+        self.assertEqual(p50.cause, "hb")
+        self.assertEqual(len(p50.failed), 1)  # the formation rule's check
+        self.assertIn("distance 500 ms <= heartbeat.interval.ms 1000", p50.detail)
+        rep = v["records_reprocessed"]
+        self.assertIsNone(rep.cause)
+        self.assertIn("rep2: 2 reprocessed on partitions that never moved", rep.failed[0])
+
+    def test_a_shorter_formation_explains_nothing(self) -> None:
+        # rep1's formation now ends at 6.6 s: 6 x 0.1 = 0.6 < 1.5.
+        write_run(self.base / "java/crash/eager_range/rep1",
+                  {"downtime_partition_s": 51.5, "stop_the_world_s": 7.0, "rebalance_ms_max": 6800,
+                   "rebalance_ms_p50": 900, "records_reprocessed": 4},
+                  [(6800, 6.6, 3), (900, 20.9, 3)], ((4, 1), (0, 0)))
+        v = self.verdicts()["downtime_partition_s"]
+        self.assertIsNone(v.cause)
+        self.assertIn("0.6 partition-s < distance 1.5", v.failed[0])
+
+    def test_out_md_counts_and_sections(self) -> None:
+        with redirect_stdout(io.StringIO()) as out:
+            rc = explain_out.main(["--base", str(self.base)])
+        self.assertEqual(rc, 0)
+        self.assertIn("5 OUT cells, 4 explained, 1 not explained", out.getvalue())
+        text = (self.base / "OUT.md").read_text()
+        self.assertIn("**5 OUT of 6 metric cells: 4 explained, 1 not explained.**", text)
+        self.assertIn("| [formation](#formation) | 3 | F |", text)
+        self.assertIn("| java | eager:range | 5 | 3 | 1 | 1 |", text)  # formation, hb, not explained
+        self.assertNotIn("| [moves]", text)  # a cause that explains nothing is not counted
+        unexplained = text.split("## not explained")[1]
+        self.assertIn("| java | crash | eager:range | records_reprocessed | 0 | 4-4.5-5 (2) | below | 4 | 100.0% | - |", unexplained)
+
+    def test_spread_verdict_and_stale(self) -> None:
+        (self.base / "SPREAD.md").write_text(
+            "## java crash eager:range\n\n| metric | sim | real | |\n|---|---|---|---|\n"
+            "| rebalance_ms_max | 5990-6100 | 6800-7300 (2) | apart |\n"
+            "| rebalance_ms_p50 | 100-950 | 900-1500 (2) | overlap |\n"
+            "| downtime_partition_s | 40-45 | 51.5-53 (2) | apart |\n"
+        )
+        spread = explain_out.load_spread(self.base / "SPREAD.md")
+        cells = {c.metric: c for c in explain_out.load_cells(self.base / "comparison.csv")}
+        self.assertEqual(explain_out.spread_verdict(cells["rebalance_ms_max"], spread), "apart")
+        self.assertEqual(explain_out.spread_verdict(cells["rebalance_ms_p50"], spread), "overlap")
+        # The sim's 50.0 is not inside SPREAD's 40-45 over seeds: written from another sim.
+        self.assertEqual(explain_out.spread_verdict(cells["downtime_partition_s"], spread), "stale")
+        self.assertEqual(explain_out.spread_verdict(cells["stop_the_world_s"], spread), "-")
+
+    def test_inside_flag_must_agree(self) -> None:
+        write_csv(self.base / "comparison.csv", HEAD, [["java", "crash", "eager:range", "records_lost", 1, 0, 0, 0, 2, "true"]])
+        with self.assertRaises(explain_out.InputError):
+            explain_out.load_cells(self.base / "comparison.csv")
+
+
+class CommittedOutTest(unittest.TestCase):
+    def test_out_md_is_up_to_date(self) -> None:
+        base = HERE.parent.parent / "results/real/4.4.0"
+        if not (base / "causes.toml").exists():
+            self.skipTest("no results/real/4.4.0/causes.toml")
+        with tempfile.TemporaryDirectory() as tmp, redirect_stdout(io.StringIO()):
+            explain_out.main(["--out", str(Path(tmp) / "OUT.md")])
+            fresh = (Path(tmp) / "OUT.md").read_text()
+        self.assertEqual(fresh, (base / "OUT.md").read_text(), "rerun python3 scripts/real/explain_out.py")
+
+
+if __name__ == "__main__":
+    unittest.main()
