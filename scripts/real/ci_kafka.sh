@@ -20,12 +20,13 @@ trap 'exit 130' INT TERM
 
 # The Java member's unit tests (src/test/java/realrun/MemberTest.java). Its fixtures are in
 # tests/ and checked against the Python side by tests/test_member_java.py (smoke.sh).
-if ! timeout --kill-after=10 600 mvn -q -B -f "$here/member-java/pom.xml" test > "$work/mvn-test.log" 2>&1; then
+if ! timeout --kill-after=10 600 mvn -q -B -Dstyle.color=never -f "$here/member-java/pom.xml" test \
+    > "$work/mvn-test.log" 2>&1; then
   grep -v '^\s*at ' "$work/mvn-test.log" | tail -40 >&2
   echo "ci_kafka: the Java member's unit tests failed (mvn -q test in scripts/real/member-java)" >&2
   exit 1
 fi
-grep '^MemberTest' "$work/mvn-test.log" || true
+grep -o 'MemberTest [a-zA-Z]*: .*' "$work/mvn-test.log" || true   # the two timing figures
 echo "ci_kafka: Java member unit tests ok"
 
 setsid timeout --kill-after=10 600 "$here/run.sh" run "$here/scenarios/ci-join.toml" --kafka \
