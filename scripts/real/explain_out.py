@@ -27,8 +27,73 @@ a verification from the committed per-run records under BASE/<client>/<scenario>
 - `heartbeat`: rebalance_ms_p50 from a rebalance after the formation in both the sim and the
   bounding run, and the distance <= one heartbeat interval (the scenario's
   heartbeat.interval.ms, group.consumer.heartbeat.interval.ms for KIP-848).
+- `heartbeat-event`: as `heartbeat`, and both p50 rebalances have the same trigger (the same
+  scenario event).
 - `moved-only`: records_reprocessed; in every real run all reprocessed records are on
   partitions whose owner changed (partitions.csv moves > 0).
+- `static-absence`: rebalances / rebalance_ms_p50 of a static-membership cell; the sim has no
+  rebalance after its formation, and in every real run each rebalance after the formation moved
+  no partition, kept the group's size, and the partitions have fewer down episodes after the
+  formation than one per partition per such rebalance (a group rebalance of an eager group
+  revokes every partition); for the p50, it comes from such a rebalance in the bounding run and
+  from the formation in the sim.
+- `static-leave-start`: rebalance_ms_p50 / _max of a static `leave` cell; in every real run the
+  rebalance after the formation starts at the leave's moment (within 0.1 s), in the sim at its
+  session expiry (the leave's moment + session.timeout.ms, within one heartbeat interval), and
+  both end within 2 s of each other; the p50 / max come from that rebalance in the bounding
+  run (the max: from it in the run and from the formation in the sim), or the p50 from the
+  run's formation when that leave rebalance lasts longer than the formation (the nearest-rank
+  median of the two is the shorter).
+- `cutoff`: downtime_partition_s, sim below; the bounding run has one max-poll-leave rebalance
+  after the formation that moved nothing, [a, b]; the sim has no partition down (ownership.csv:
+  unassigned, revoked, owner-dead, owner-paused, stop-the-world) at any time in [a, b - 0.1 s]; the stalled
+  member's share, floor(partitions / members), x (b - a) >= the distance.
+- `rdkafka-maxpoll-rejoin`: rebalances / partitions_moved / rebalance_ms_p50 / _max; the sim has
+  one max-poll-leave rebalance that moved partitions and, over 1 s after it, a join rebalance;
+  every real run has one max-poll-leave rebalance after its start, which moved nothing.
+  rebalances: the sim's rebalance 0 is a group of one and the sim is 2 above; partitions_moved:
+  the distance is what the sim's two rebalances moved; p50 / max: the value is that real
+  rebalance, which starts over 1 s before the sim's leave.
+- `commit-phase`: records_reprocessed; the scenario's first crash / stall / pause at E, the
+  auto-commit every I ms from a restart R: R + n x I is the last commit before E and
+  rate x (partitions / members) x (E - last commit) the records processed again. R is the end
+  of the sim's last rebalance before E (its members restart the timer there); in the bounding
+  run, any moment of its last rebalance before E (classic: its last 0.3 s, where the members'
+  join completions lie; KIP-848: from the first to the last callback, where each member's
+  reconciliation lies). Holds when the prediction over that window reaches the bounding run's
+  value and the sim's (each within 10 records or 10%).
+- `rdkafka-timer-start`: records_reprocessed below the range, librdkafka (commit timer from
+  the consumer's creation, R = its start); the bounding run's members subscribed within 0.05 s
+  of their moment (host.txt) and the prediction with R = 0 (see commit-phase) reaches its
+  value, while the sim's value is reached with R in the scenario's [timing] start window
+  (start_delay .. start_delay + start_spread).
+- `rdkafka-resume`: records_reprocessed, sim above; every real run reprocessed at most what
+  one commit interval gives (rate x partitions / members x I: records since the last commit),
+  the sim more.
+- `kip848-start`: KIP-848 (consumer:*) downtime_partition_s / stop_the_world_s, sim below.
+  The bounding run's initial wait (the wait for the first assignment): the downtime of its
+  partitions that never moved and were down once. Both sides' stop-the-world is only that wait
+  (the run: one such partition waited at least its stop-the-world less one record interval;
+  the sim: its stop-the-world is at most its least first `unassigned` interval in
+  ownership.csv plus one record interval): that settles stop_the_world_s. For
+  downtime_partition_s, a lower bound of the run's start (its waits: exactly for those
+  partitions, at least the least of them less one record interval for the other partitions
+  that were down at all; plus the
+  spread's gaps: the downtime less the stop-the-world of partitions moved once and down twice,
+  the smallest (spread's moves - partitions moved more than once) of them) less the sim's start
+  (ownership.csv: its `unassigned` and `revoked` time up to the end of its spread, the first
+  rebalance that moved partitions) >= the distance.
+- `pause-held`: rebalance_ms_p50 / _max of a scenario with one pause longer than the session
+  timeout; the value comes, in the bounding run, from a rebalance that starts after the pause's
+  start + the session timeout - 1.5 s and ends within 1 s after the resume, while the sim's
+  session-expiry rebalance ends before the resume.
+- `kip848-start-p50`: KIP-848 rebalance_ms_p50; the sim's rebalance 0 is a group of one;
+  without it the sim's p50 (nearest rank) is another rebalance, with the bounding run's p50
+  rebalance's trigger, and at most one heartbeat interval from the real range.
+- `kip848-start-count`: KIP-848 rebalances, sim above by 1; the sim's rebalance 0 is a group
+  of one (members 1, nothing moved, under 1 ms) before the rebalance that forms the group, and
+  every real run's rebalance 0 ends with the whole group and moved partitions (its start is one
+  rebalance).
 
 A rule whose check fails does not match (the next rule is tried); the failures are listed in
 OUT.md with the not-explained cells. Exit codes: 0 ok, 2 bad input (the message names the file).
@@ -311,6 +376,14 @@ def check_formation(cell: Cell, base: Path) -> tuple[bool, str]:
 
 
 def check_heartbeat(cell: Cell, base: Path) -> tuple[bool, str]:
+    return _heartbeat(cell, base, same_event=False)
+
+
+def check_heartbeat_event(cell: Cell, base: Path) -> tuple[bool, str]:
+    return _heartbeat(cell, base, same_event=True)
+
+
+def _heartbeat(cell: Cell, base: Path, same_event: bool) -> tuple[bool, str]:
     if cell.metric != "rebalance_ms_p50":
         return False, f"check heartbeat does not apply to {cell.metric}"
     sim, run = cell.folder(base) / "sim", _bounding(cell, base)
@@ -323,9 +396,13 @@ def check_heartbeat(cell: Cell, base: Path) -> tuple[bool, str]:
         return False, f"the scenario does not set {key}"
     hb = float(cfg[key])
     i_sim, i_run = _source_index(sim, cell.metric), _source_index(run, cell.metric)
-    ok = i_sim != 0 and i_run != 0 and cell.distance <= hb
+    n = _group_size(sc)
+    f_sim, f_run = _formation(sim, n)[0], _formation(run, n)[0]
+    t_sim = _rows(sim, "rebalances.csv")[i_sim]["trigger"]
+    t_run = _rows(run, "rebalances.csv")[i_run]["trigger"]
+    ok = i_sim > f_sim and i_run > f_run and (t_sim == t_run or not same_event) and cell.distance <= hb
     return ok, (
-        f"p50 = rebalance {i_sim} in the sim, {i_run} in {_where(run, base)}; "
+        f"p50 = rebalance {i_sim} ({t_sim}) in the sim, {i_run} ({t_run}) in {_where(run, base)}; "
         f"distance {cell.distance:.0f} ms {'<=' if cell.distance <= hb else '>'} {key} {hb:.0f}"
     )
 
@@ -344,7 +421,467 @@ def check_moved_only(cell: Cell, base: Path) -> tuple[bool, str]:
     return True, "reprocessed records all on moved partitions (" + ", ".join(parts) + ")"
 
 
-CHECKS = {"formation": check_formation, "heartbeat": check_heartbeat, "moved-only": check_moved_only}
+def _rows(run: Path, name: str) -> list[dict[str, str]]:
+    return _csv(run / name)
+
+
+def _group_size(sc: dict[str, Any]) -> int:
+    return int(sc["group"]["members"])
+
+
+def _partitions(sc: dict[str, Any]) -> int:
+    return sum(int(t["partitions"]) for t in sc.get("topic", []))
+
+
+def _after_formation(run: Path, members: int) -> list[dict[str, str]]:
+    """rebalances.csv rows after the formation (the first that ends with the whole group)."""
+    rows = _rows(run, "rebalances.csv")
+    i = _formation(run, members)[0]
+    return [r for r in rows if int(r["index"]) > i]
+
+
+def check_static_absence(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric not in ("rebalances", "rebalance_ms_p50"):
+        return False, f"check static-absence does not apply to {cell.metric}"
+    if not cell.protocol.endswith("+static"):
+        return False, "not a static-membership cell"
+    sc = _scenario(cell, base)
+    n, parts = _group_size(sc), _partitions(sc)
+    sim = cell.folder(base) / "sim"
+    if _after_formation(sim, n):
+        return False, "the sim has a rebalance after its formation"
+    notes = []
+    for run in _runs(cell, base):
+        later = _after_formation(run, n)
+        if not later:
+            return False, f"{_where(run, base)}: no rebalance after the formation"
+        for r in later:
+            if int(r["partitions_moved"]) != 0 or int(r["members"]) != n:
+                return False, f"{_where(run, base)}: rebalance {r['index']} moved {r['partitions_moved']} / ends with {r['members']} members"
+        extra = sum(int(p["episodes"]) - 1 for p in _rows(run, "partitions.csv"))
+        if extra >= parts * len(later):
+            return False, f"{_where(run, base)}: {extra} down episodes after the formation >= {parts} x {len(later)}"
+        notes.append(f"{run.name} {len(later)} ({extra} episodes)")
+    why = ("after the formation, rebalances that moved nothing with " + str(n) + " members, down episodes "
+           "fewer than a group rebalance gives: " + ", ".join(notes) + "; the sim: none")
+    if cell.metric == "rebalance_ms_p50":
+        run = _bounding(cell, base)
+        i_run = _source_index(run, cell.metric)
+        i_form = _formation(run, n)[0]
+        i_sim = _source_index(sim, cell.metric)
+        if i_run == i_form or i_sim != _formation(sim, n)[0]:
+            return False, f"p50 = rebalance {i_run} in {_where(run, base)}, {i_sim} in the sim"
+        why += f"; p50 = rebalance {i_run} in {_where(run, base)}, the formation in the sim"
+    return True, why
+
+
+def _events(sc: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(sc.get("event", []))
+
+
+def _seconds(text: str) -> float:
+    m = re.fullmatch(r"\s*([\d.]+)\s*(ms|s)\s*", str(text))
+    if not m:
+        raise ValueError(f"not a duration: {text!r}")
+    return float(m[1]) / (1000.0 if m[2] == "ms" else 1.0)
+
+
+def check_static_leave_start(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric not in ("rebalance_ms_p50", "rebalance_ms_max"):
+        return False, f"check static-leave-start does not apply to {cell.metric}"
+    if not cell.protocol.endswith("+static"):
+        return False, "not a static-membership cell"
+    sc = _scenario(cell, base)
+    n = _group_size(sc)
+    leaves = [_seconds(e["at"]) for e in _events(sc) if e.get("kind") == "leave"]
+    if len(leaves) != 1:
+        return False, "not a single leave"
+    at = leaves[0]
+    cfg = sc.get("consumer", {}).get("config", {})
+    session, hb = float(cfg["session.timeout.ms"]) / 1e3, float(cfg["heartbeat.interval.ms"]) / 1e3
+    sim = cell.folder(base) / "sim"
+    s_later = _after_formation(sim, n)
+    if len(s_later) != 1 or abs(float(s_later[0]["start_s"]) - (at + session)) > hb:
+        return False, f"the sim's rebalance after the formation does not start at {at} + {session} s"
+    s_end = float(s_later[0]["end_s"])
+    for run in _runs(cell, base):
+        later = _after_formation(run, n)
+        if len(later) != 1 or abs(float(later[0]["start_s"]) - at) > 0.1 or abs(float(later[0]["end_s"]) - s_end) > 2.0:
+            return False, f"{_where(run, base)}: its rebalance after the formation does not start at the leave ({at} s) or end near the sim's ({s_end:.2f} s)"
+    run = _bounding(cell, base)
+    i_run = _source_index(run, cell.metric)
+    i_sim = _source_index(sim, cell.metric)
+    r_idx = int(_after_formation(run, n)[0]["index"])
+    f_run = _formation(run, n)
+    longer = float(_after_formation(run, n)[0]["duration_ms"]) >= f_run[1]
+    # The p50 (nearest rank) of a formation and a leave is the shorter: the formation itself
+    # when the leave, counted from close(), lasts longer.
+    if i_run != r_idx and not (cell.metric == "rebalance_ms_p50" and i_run == f_run[0] and longer):
+        return False, f"{cell.metric} = rebalance {i_run} in {_where(run, base)}, not the leave's"
+    if cell.metric == "rebalance_ms_p50" and i_sim != int(s_later[0]["index"]):
+        return False, f"p50 = rebalance {i_sim} in the sim, not the leave's"
+    r = _after_formation(run, n)[0]
+    return True, (
+        f"real: {r['start_s']}-{r['end_s']} s in {_where(run, base)} (from the leave at {at:g} s), sim: "
+        f"{float(s_later[0]['start_s']):.2f}-{s_end:.2f} s (from the session expiry, {at:g} + {session:g} s); "
+        f"{cell.metric} = rebalance {i_run} in the run, {i_sim} in the sim"
+    )
+
+
+DOWN_STATES = {"unassigned", "revoked", "owner-dead", "owner-paused", "stop-the-world"}
+
+
+def check_cutoff(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "downtime_partition_s" or cell.side != "below":
+        return False, "check cutoff applies to downtime_partition_s below the range"
+    sc = _scenario(cell, base)
+    n, parts = _group_size(sc), _partitions(sc)
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    cut = [r for r in _after_formation(run, n) if r["trigger"] == "max-poll-leave" and int(r["partitions_moved"]) == 0]
+    if len(cut) != 1:
+        return False, f"{_where(run, base)}: no single max-poll-leave rebalance that moved nothing"
+    a, b = float(cut[0]["start_s"]), float(cut[0]["end_s"])
+    down = [
+        r for r in _rows(sim, "ownership.csv")
+        if r["state"] in DOWN_STATES and float(r["start_s"]) < b - 0.1 and float(r["end_s"]) > a
+    ]
+    if down:
+        r = down[0]
+        return False, f"the sim has partition {r['partition']} {r['state']} at {float(r['start_s']):.2f}-{float(r['end_s']):.2f} s"
+    k, d = parts // n, b - a
+    ok = k * d >= cell.distance
+    return ok, (
+        f"{_where(run, base)}: max-poll-leave {a:.2f}-{b:.2f} s moved nothing (the stalled member's {k} partitions "
+        f"cut off, down); the sim: no partition down then: {k} x {d:.2f} s = {k * d:.3g} partition-s "
+        f"{'>=' if ok else '<'} distance {cell.distance:.3g}"
+    )
+
+
+def check_rdkafka_maxpoll_rejoin(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric not in ("rebalances", "partitions_moved", "rebalance_ms_p50", "rebalance_ms_max"):
+        return False, f"check rdkafka-maxpoll-rejoin does not apply to {cell.metric}"
+    sc = _scenario(cell, base)
+    n = _group_size(sc)
+    sim = cell.folder(base) / "sim"
+    srows = _rows(sim, "rebalances.csv")
+    leave = [r for r in srows if r["trigger"] == "max-poll-leave"]
+    if len(leave) != 1 or int(leave[0]["partitions_moved"]) == 0:
+        return False, "the sim has no single max-poll-leave rebalance that moved partitions"
+    li = int(leave[0]["index"])
+    after = [r for r in srows if int(r["index"]) == li + 1]
+    if not after or after[0]["trigger"] != "join" or float(after[0]["start_s"]) - float(leave[0]["start_s"]) < 1.0:
+        return False, "the sim's member does not rejoin in a separate rebalance over 1 s after its leave"
+    s_moved = int(leave[0]["partitions_moved"]) + int(after[0]["partitions_moved"])
+    for run in _runs(cell, base):
+        later = _after_formation(run, n)
+        if len(later) != 1 or later[0]["trigger"] != "max-poll-leave" or int(later[0]["partitions_moved"]) != 0:
+            return False, f"{_where(run, base)}: not a single max-poll-leave rebalance that moved nothing after the start"
+    head = (
+        f"sim: max-poll-leave at {float(leave[0]['start_s']):.2f} s moved {leave[0]['partitions_moved']}, the rejoin "
+        f"{float(after[0]['start_s']):.2f} s later moved {after[0]['partitions_moved']}; every real run: one "
+        f"max-poll-leave that moved nothing"
+    )
+    if cell.metric == "rebalances":
+        s0 = srows[0]
+        one = int(s0["members"]) == 1 and float(s0["duration_ms"]) < 1.0
+        ok = one and math.isclose(cell.distance, 2.0)
+        return ok, head + f"; the sim's group of one{'' if one else ' missing'}: 2 more rebalances"
+    if cell.metric == "partitions_moved":
+        ok = math.isclose(cell.distance, s_moved)
+        return ok, head + f"; {s_moved} moved in those two"
+    run = _bounding(cell, base)
+    i_run = _source_index(run, cell.metric)
+    r = _rows(run, "rebalances.csv")[i_run]
+    ok = r["trigger"] == "max-poll-leave" and float(r["start_s"]) < float(leave[0]["start_s"]) - 1.0
+    return ok, head + (
+        f"; {cell.metric} = that rebalance in {_where(run, base)} ({float(r['start_s']):.2f}-{float(r['end_s']):.2f} s: "
+        f"from the poll timer, not from the leave)"
+    )
+
+
+def _commit_gap(event_s: float, restart_s: float, interval_s: float) -> float | None:
+    """E - the last commit before E of a timer restarted at R (commits at R + n x I, n >= 1);
+    None when no commit falls between R and E."""
+    n = math.floor((event_s - restart_s) / interval_s)
+    return None if n < 1 else event_s - (restart_s + n * interval_s)
+
+
+def _reprocessed_range(event_s: float, lo: float, hi: float, interval_s: float, rate: float) -> tuple[float, float]:
+    """Records processed again after E for a timer restart anywhere in [lo, hi]: rate x the gap
+    since the last commit; with no commit since the restart (and none before it), everything
+    processed since offset 0: between rate x (E - R) (what arrived after the restart) and
+    rate x E (everything that arrived)."""
+    pts = [lo, hi] + [event_s - k * interval_s for k in range(1, 100) if lo < event_s - k * interval_s < hi]
+    out: list[float] = []
+    for t in pts:
+        for u in (t, t - 1e-9, t + 1e-9):
+            if lo <= u <= hi:
+                g = _commit_gap(event_s, u, interval_s)
+                out += [rate * (event_s - u), rate * event_s] if g is None else [rate * g]
+    return min(out), max(out)
+
+
+def _commit_setup(cell: Cell, base: Path) -> tuple[float, float, float]:
+    """(E, I, records/s of one member's partitions) of a records_reprocessed cell."""
+    sc = _scenario(cell, base)
+    cfg = sc.get("consumer", {}).get("config", {})
+    if str(cfg.get("enable.auto.commit", "")).lower() != "true":
+        raise ValueError("no auto-commit")
+    interval = float(cfg["auto.commit.interval.ms"]) / 1e3
+    ev = [e for e in _events(sc) if e.get("kind") in ("crash", "stall", "pause")]
+    if not ev:
+        raise ValueError("no crash, stall or pause")
+    topics = sc.get("topic", [])
+    rate = sum(float(t["rate"]) * int(t["partitions"]) for t in topics) / _group_size(sc)
+    return _seconds(ev[0]["at"]), interval, rate
+
+
+def _within(value: float, lo: float, hi: float) -> bool:
+    slack = max(10.0, 0.1 * value)
+    return lo - slack <= value <= hi + slack
+
+
+def _last_before(run: Path, event_s: float) -> dict[str, str]:
+    rows = [r for r in _rows(run, "rebalances.csv") if float(r["end_s"]) < event_s]
+    if not rows:
+        raise ValueError(f"{run}: no rebalance ends before {event_s} s")
+    return rows[-1]
+
+
+def check_commit_phase(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "records_reprocessed":
+        return False, f"check commit-phase does not apply to {cell.metric}"
+    e, interval, rate = _commit_setup(cell, base)
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    s_r = float(_last_before(sim, e)["end_s"])
+    s_lo, s_hi = _reprocessed_range(e, s_r, s_r, interval, rate)
+    r = _last_before(run, e)
+    if cell.protocol.startswith("consumer:"):
+        lo, hi = float(r["start_s"]), float(r["end_s"])
+    else:
+        hi = float(r["end_s"])
+        lo = hi - 0.3
+    r_lo, r_hi = _reprocessed_range(e, lo, hi, interval, rate)
+    value = _value(run, cell.metric)
+    ok = _within(value, r_lo, r_hi) and _within(cell.sim, s_lo, s_hi)
+    return ok, (
+        f"E = {e:g} s, {rate:.1f} records/s per member, commits every {interval:g} s from the restart: "
+        f"sim restart {s_r:.2f} s -> {s_lo:.0f}-{s_hi:.0f} (sim {cell.sim:g}); {_where(run, base)} restart in "
+        f"{lo:.2f}-{hi:.2f} s -> {r_lo:.0f}-{r_hi:.0f} (real {value:g})"
+    )
+
+
+def _lateness(run: Path) -> float:
+    text = (run / "host.txt").read_text()
+    m = re.search(r"subscribe after its moment: (-?[\d.]+) s", text)
+    if not m:
+        raise ValueError(f"{run}/host.txt: no subscribe lateness")
+    return float(m[1])
+
+
+def check_rdkafka_timer_start(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "records_reprocessed" or cell.client != "librdkafka" or cell.side != "below":
+        return False, "check rdkafka-timer-start applies to librdkafka records_reprocessed below the range"
+    e, interval, rate = _commit_setup(cell, base)
+    sc = _scenario(cell, base)
+    timing = sc.get("timing", {})
+    t_lo = _seconds(timing.get("start_delay", "0s"))
+    t_hi = t_lo + _seconds(timing.get("start_spread", "0s"))
+    p_lo, p_hi = _reprocessed_range(e, 0.0, 0.0, interval, rate)
+    run = _bounding(cell, base)
+    lat, v = _lateness(run), _value(run, cell.metric)
+    if lat > 0.05 or not _within(v, p_lo, p_hi):
+        return False, f"{_where(run, base)}: subscribed {lat:.3f} s late, {v:g} again (R = 0 gives {p_lo:.0f})"
+    s_lo, s_hi = _reprocessed_range(e, t_lo, t_hi, interval, rate)
+    ok = _within(cell.sim, s_lo, s_hi)
+    return ok, (
+        f"{_where(run, base)}: members subscribed {lat:.3f} s late at most, {v:g} again; R = 0 gives {p_lo:.0f}; "
+        f"the sim's start window {t_lo:g}-{t_hi:g} s gives {s_lo:.0f}-{s_hi:.0f} (sim {cell.sim:g})"
+    )
+
+
+def check_rdkafka_resume(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "records_reprocessed" or cell.side != "above":
+        return False, "check rdkafka-resume applies to records_reprocessed above the range"
+    e, interval, rate = _commit_setup(cell, base)
+    real_pred = _reprocessed_range(e, 0.0, 0.0, interval, rate)[0]
+    values = [_value(run, cell.metric) for run in _runs(cell, base)]
+    most = rate * interval
+    if max(values) > most:
+        return False, f"a real run reprocessed {max(values):g} > {most:.0f}, more than a commit phase gives"
+    ok = cell.sim > most
+    return ok, (
+        f"real {min(values):g}-{max(values):g}, within one commit interval's records (R = 0 gives {real_pred:.0f}); "
+        f"the sim's {cell.sim:g} {'>' if ok else '<='} {most:.0f}, the most a commit phase gives ({rate:.1f}/s x {interval:g} s)"
+    )
+
+
+def _spread(run: Path) -> dict[str, str]:
+    for r in _rows(run, "rebalances.csv"):
+        if int(r["partitions_moved"]) > 0:
+            return r
+    raise ValueError(f"{run}: no rebalance moved partitions")
+
+
+def _sim_start_downtime(sim: Path, spread_end: float) -> tuple[float, float]:
+    """The sim's down time up to its spread's end (partition-s: its `unassigned` and `revoked`
+    intervals that end by then) and its initial wait (the least first `unassigned` interval)."""
+    first: dict[str, float] = {}
+    total = 0.0
+    for r in _rows(sim, "ownership.csv"):
+        a, b = float(r["start_s"]), float(r["end_s"])
+        if r["state"] == "unassigned" and r["partition"] not in first and a < spread_end:
+            first[r["partition"]] = b - a
+        if r["state"] in ("unassigned", "revoked") and b <= spread_end + 1e-9:
+            total += b - a
+    if not first:
+        raise ValueError(f"{sim}/ownership.csv: no unassigned interval")
+    return total, min(first.values())
+
+
+def check_kip848_start(cell: Cell, base: Path) -> tuple[bool, str]:
+    if not cell.protocol.startswith("consumer:"):
+        return False, "check kip848-start applies to KIP-848 (consumer:*) cells"
+    if cell.metric not in ("downtime_partition_s", "stop_the_world_s") or cell.side != "below":
+        return False, "check kip848-start applies to downtime_partition_s / stop_the_world_s below the range"
+    sc = _scenario(cell, base)
+    rate = min(float(t["rate"]) for t in sc.get("topic", []))
+    tick = 1.0 / rate
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    where = _where(run, base)
+    # Partitions down at least once: every partition there at the start waited for its first
+    # assignment (one added later may never have been down).
+    rows = [r for r in _rows(run, "partitions.csv") if int(r["episodes"]) >= 1]
+    once = [float(r["downtime_s"]) for r in rows if int(r["moves"]) == 0 and int(r["episodes"]) == 1]
+    if not once:
+        return False, f"{where}: no partition that never moved and was down once (its initial wait)"
+    stw = _value(run, "stop_the_world_s")
+    if max(once) < stw - tick:
+        return False, f"{where}: stop-the-world {stw:.3f} s > the initial wait {max(once):.3f} s: not only the start's"
+    s_spread = _spread(sim)
+    s_start, s_w = _sim_start_downtime(sim, float(s_spread["end_s"]))
+    s_stw = _value(sim, "stop_the_world_s")
+    if s_stw > s_w + tick:
+        return False, f"the sim's stop-the-world {s_stw:.3f} s > its initial wait {s_w:.3f} s"
+    if cell.metric == "stop_the_world_s":
+        return True, (
+            f"{where}: stop-the-world {stw:.3f} s = the wait for the first assignment (a partition that never "
+            f"moved waited {max(once):.3f} s), the sim's {s_stw:.3f} s = its wait ({s_w:.3f} s)"
+        )
+    # Every partition waited for the first assignment: exactly, the ones down once and never moved;
+    # the others at least the least of those less one record interval. A partition moved once, down
+    # twice, moved in the start's spread: its second episode (its downtime less the wait, which is at
+    # most the stop-the-world) is the spread's gap; at least (spread moves - partitions moved more
+    # than once) of them were moved in the spread, the smallest such gaps are counted.
+    w_min = min(once)
+    waits = sum(once) + (len(rows) - len(once)) * max(0.0, w_min - tick)
+    spread_moves = int(_spread(run)["partitions_moved"])
+    multi = sum(1 for r in rows if int(r["moves"]) >= 2)
+    singles = sorted(
+        max(0.0, float(r["downtime_s"]) - stw) for r in rows if int(r["moves"]) == 1 and int(r["episodes"]) == 2
+    )
+    gaps = sum(singles[: max(0, spread_moves - multi)])
+    bound = waits + gaps - s_start
+    ok = bound >= cell.distance
+    return ok, (
+        f"{where}: the start's waits >= {waits:.2f} partition-s (initial wait {w_min:.3f}-{max(once):.3f} s, the "
+        f"sim's {s_w:.3f} s), its spread's gaps >= {gaps:.2f}; the sim's start {s_start:.2f}: "
+        f"{bound:.3g} partition-s {'>=' if ok else '<'} distance {cell.distance:.3g}"
+    )
+
+
+def check_pause_held(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric not in ("rebalance_ms_p50", "rebalance_ms_max"):
+        return False, f"check pause-held does not apply to {cell.metric}"
+    sc = _scenario(cell, base)
+    pauses = [e for e in _events(sc) if e.get("kind") == "pause"]
+    if len(pauses) != 1:
+        return False, "not a single pause"
+    at, dur = _seconds(pauses[0]["at"]), _seconds(pauses[0]["duration"])
+    if cell.protocol.startswith("consumer:"):
+        cfg, key = sc.get("broker", {}).get("config", {}), "group.consumer.session.timeout.ms"
+    else:
+        cfg, key = sc.get("consumer", {}).get("config", {}), "session.timeout.ms"
+    session = float(cfg[key]) / 1e3
+    if dur <= session:
+        return False, "the pause is shorter than the session timeout"
+    resume = at + dur
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    s_exp = [r for r in _rows(sim, "rebalances.csv") if r["trigger"] == "session-expiry"]
+    if len(s_exp) != 1 or float(s_exp[0]["end_s"]) >= resume:
+        return False, "the sim has no session-expiry rebalance ending before the resume"
+    i_run = _source_index(run, cell.metric)
+    r = _rows(run, "rebalances.csv")[i_run]
+    a, b = float(r["start_s"]), float(r["end_s"])
+    ok = at + session - 1.5 <= a < resume and resume <= b <= resume + 1.0
+    return ok, (
+        f"{cell.metric} = rebalance {i_run} of {_where(run, base)}: {a:.2f}-{b:.2f} s, from about the session expiry "
+        f"({at:g} + {session:g} s) to {b - resume:.3f} s after the resume at {resume:g} s; the sim's session-expiry "
+        f"rebalance: {float(s_exp[0]['start_s']):.2f}-{float(s_exp[0]['end_s']):.2f} s"
+    )
+
+
+def check_kip848_start_p50(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "rebalance_ms_p50" or not cell.protocol.startswith("consumer:"):
+        return False, "check kip848-start-p50 applies to KIP-848 rebalance_ms_p50"
+    sc = _scenario(cell, base)
+    n = _group_size(sc)
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    rows = _rows(sim, "rebalances.csv")
+    s0 = rows[0]
+    if not (int(s0["members"]) == 1 and float(s0["duration_ms"]) < 1.0 and _formation(sim, n)[0] == 1):
+        return False, "the sim's rebalance 0 is not a group of one"
+    rest = sorted(rows[1:], key=lambda r: float(r["duration_ms"]))
+    pick = rest[max(0, math.ceil(0.5 * len(rest)) - 1)]
+    i_run = _source_index(run, cell.metric)
+    t_run = _rows(run, "rebalances.csv")[i_run]["trigger"]
+    hb = float(sc.get("broker", {}).get("config", {})["group.consumer.heartbeat.interval.ms"])
+    value = float(pick["duration_ms"])
+    bound = cell.real_min if cell.side == "below" else cell.real_max
+    left = abs(value - bound) if not (cell.real_min <= value <= cell.real_max) else 0.0
+    ok = int(pick["index"]) != _source_index(sim, cell.metric) and pick["trigger"] == t_run and left <= hb
+    return ok, (
+        f"the sim's p50 without its group of one: rebalance {pick['index']} ({pick['trigger']}, {value:.0f} ms), "
+        f"the bounding run's: rebalance {i_run} ({t_run}); {left:.0f} ms from the real range"
+    )
+
+
+def check_kip848_start_count(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "rebalances" or cell.side != "above" or not math.isclose(cell.distance, 1.0):
+        return False, "check kip848-start-count applies to rebalances above the range by 1"
+    sc = _scenario(cell, base)
+    n = _group_size(sc)
+    sim = cell.folder(base) / "sim"
+    s0 = _rows(sim, "rebalances.csv")[0]
+    if not (int(s0["members"]) == 1 and int(s0["partitions_moved"]) == 0 and float(s0["duration_ms"]) < 1.0 and _formation(sim, n)[0] == 1):
+        return False, "the sim's rebalance 0 is not a group of one before the formation"
+    for run in _runs(cell, base):
+        r0 = _rows(run, "rebalances.csv")[0]
+        if int(r0["members"]) < n or int(r0["partitions_moved"]) == 0:
+            return False, f"{_where(run, base)}: rebalance 0 ends with {r0['members']} members, moved {r0['partitions_moved']}"
+    return True, (
+        f"sim: rebalance 0 a group of one ({float(s0['duration_ms']):.2f} ms), the group formed in rebalance 1; "
+        f"every real run: rebalance 0 ends with {n} members and moved partitions"
+    )
+
+
+CHECKS = {
+    "formation": check_formation,
+    "heartbeat": check_heartbeat,
+    "heartbeat-event": check_heartbeat_event,
+    "moved-only": check_moved_only,
+    "static-absence": check_static_absence,
+    "static-leave-start": check_static_leave_start,
+    "cutoff": check_cutoff,
+    "rdkafka-maxpoll-rejoin": check_rdkafka_maxpoll_rejoin,
+    "commit-phase": check_commit_phase,
+    "rdkafka-timer-start": check_rdkafka_timer_start,
+    "rdkafka-resume": check_rdkafka_resume,
+    "kip848-start": check_kip848_start,
+    "kip848-start-count": check_kip848_start_count,
+    "kip848-start-p50": check_kip848_start_p50,
+    "pause-held": check_pause_held,
+}
 
 
 def explain(cells: list[Cell], rules: list[Rule], spread: dict[Any, Any], base: Path) -> list[Verdict]:

@@ -204,6 +204,149 @@ class ExplainTest(unittest.TestCase):
             explain_out.load_cells(self.base / "comparison.csv")
 
 
+REB_HEAD = ["index", "trigger", "start_s", "end_s", "duration_ms", "members", "partitions_moved"]
+PART_HEAD = ["partition", "reprocessed", "downtime_s", "episodes", "moves"]
+
+
+def write_run2(folder: Path, summary: dict[str, float], rebalances: list[tuple[str, float, float, int, int]],
+               partitions: list[tuple[int, float, int, int]], host: str = "") -> None:
+    """summary.csv; rebalances.csv rows (trigger, start_s, end_s, members, moved); partitions.csv
+    rows (reprocessed, downtime_s, episodes, moves); host.txt when given."""
+    write_csv(folder / "summary.csv", list(summary), [list(summary.values())])
+    write_csv(folder / "rebalances.csv", REB_HEAD,
+              [[i, t, a, b, (b - a) * 1e3, m, mv] for i, (t, a, b, m, mv) in enumerate(rebalances)])
+    write_csv(folder / "partitions.csv", PART_HEAD, [[i, *r] for i, r in enumerate(partitions)])
+    if host:
+        (folder / "host.txt").write_text(host)
+
+
+class NewChecksTest(unittest.TestCase):
+    """The checks of this issue's causes on hand-made runs (the expected verdicts worked out by hand)."""
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.base = Path(self.tmp.name)
+
+    def tearDown(self) -> None:
+        self.tmp.cleanup()
+
+    def scenario(self, scenario: str, text: str) -> None:
+        d = self.base / "java" / scenario
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "scenario.toml").write_text(text)
+
+    def check(self, name: str, cell: Any) -> tuple[bool, str]:
+        ok, why = explain_out.CHECKS[name](cell, self.base)
+        return ok, why
+
+    def test_static_absence(self) -> None:
+        self.scenario("stall-maxpoll", SCENARIO)
+        folder = self.base / "java/stall-maxpoll/eager_range_static"
+        write_run2(folder / "sim", {"rebalances": 1, "rebalance_ms_p50": 6000}, [("join", 0.5, 6.5, 3, 0)],
+                   [(0, 6.5, 1, 0)] * 6)
+        # A static member's 5 s absence: nothing moved, 3 members, 4 extra episodes < 6 x 1.
+        rows = [(0, 6.3, 1, 0), (0, 6.3, 1, 0), (12, 11.3, 3, 0), (13, 11.3, 3, 0), (0, 6.3, 1, 0), (0, 6.3, 1, 0)]
+        write_run2(folder / "rep1", {"rebalances": 2, "rebalance_ms_p50": 5000},
+                   [("join", 0.0, 6.6, 3, 0), ("max-poll-leave", 22.0, 27.0, 3, 0)], rows)
+        cell = Cell("java", "stall-maxpoll", "eager:range+static", "rebalances", 1, 2, 2, 2, 1)
+        self.assertTrue(self.check("static-absence", cell)[0])
+        p50 = Cell("java", "stall-maxpoll", "eager:range+static", "rebalance_ms_p50", 6000, 5000, 5000, 5000, 1)
+        ok, why = self.check("static-absence", p50)
+        self.assertTrue(ok, why)
+        self.assertIn("p50 = rebalance 1", why)
+        # The same with a partition moved: a real group rebalance, not an absence.
+        write_run2(folder / "rep1", {"rebalances": 2, "rebalance_ms_p50": 5000},
+                   [("join", 0.0, 6.6, 3, 0), ("max-poll-leave", 22.0, 27.0, 3, 1)], rows)
+        ok, why = self.check("static-absence", cell)
+        self.assertFalse(ok)
+        self.assertIn("moved 1", why)
+        # And the cut-off: 2 partitions x 5.0 s = 10 >= 8.65, no partition down in the sim meanwhile.
+        write_csv(folder / "sim/ownership.csv", ["partition", "start_s", "end_s", "owner", "state"],
+                  [[2, 0.03, 6.5, "", "unassigned"], [2, 6.5, 27.0, "c1", "consuming"], [2, 27.0, 27.002, "", "unassigned"]])
+        write_run2(folder / "rep1", {"downtime_partition_s": 47.6},
+                   [("join", 0.0, 6.6, 3, 0), ("max-poll-leave", 22.0, 27.0, 3, 0)], rows)
+        down = Cell("java", "stall-maxpoll", "eager:range+static", "downtime_partition_s", 38.99, 47.6, 47.6, 47.6, 1)
+        ok, why = self.check("cutoff", down)
+        self.assertTrue(ok, why)
+        self.assertIn("2 x 5.00 s = 10 partition-s >= distance 8.61", why)
+        # A sim that has the partition down during the cut-off: not this cause.
+        write_csv(folder / "sim/ownership.csv", ["partition", "start_s", "end_s", "owner", "state"],
+                  [[2, 22.5, 23.0, "", "unassigned"]])
+        self.assertFalse(self.check("cutoff", down)[0])
+
+    def test_commit_phase(self) -> None:
+        self.scenario("crash", '[[topic]]\nname = "events"\npartitions = 6\nrate = 33.333333\n\n[group]\nmembers = 3\n\n'
+                               '[consumer.config]\n"enable.auto.commit" = true\n"auto.commit.interval.ms" = 5000\n\n'
+                               '[[event]]\nat = "12s"\nkind = "crash"\nmember = "c1"\n')
+        folder = self.base / "java/crash/eager_range"
+        write_run2(folder / "sim", {"records_reprocessed": 30}, [("join", 0.5, 6.53, 3, 0)], [(0, 6.5, 1, 0)])
+        # Restart 6.53 s: commit at 11.53 s, crash at 12 s: 66.7/s x 0.47 s = 31 (sim 30).
+        # rep1: formation ends at 7.28 s (window 6.98-7.28): the commit at 11.98-12.28 s may come
+        # after the crash, so 0 (just committed) up to everything since offset 0 (800) is possible.
+        write_run2(folder / "rep1", {"records_reprocessed": 718}, [("join", 0.0, 7.28, 3, 0)], [(0, 6.5, 1, 0)])
+        cell = Cell("java", "crash", "eager:range", "records_reprocessed", 30, 718, 718, 718, 1)
+        ok, why = self.check("commit-phase", cell)
+        self.assertTrue(ok, why)
+        self.assertIn("sim restart 6.53 s -> 31-31", why)
+        # A formation ending at 6.60 s: commit at 11.3-11.6 s, 27-47 records, not 718.
+        write_run2(folder / "rep1", {"records_reprocessed": 718}, [("join", 0.0, 6.60, 3, 0)], [(0, 6.5, 1, 0)])
+        self.assertFalse(self.check("commit-phase", cell)[0])
+
+    def test_kip848_start_and_count(self) -> None:
+        self.scenario("join", '[[topic]]\nname = "events"\npartitions = 6\nrate = 33.333333\n\n[group]\nmembers = 3\n\n'
+                              '[broker.config]\n"group.consumer.heartbeat.interval.ms" = 1000\n')
+        folder = self.base / "java/join/consumer_uniform"
+        sim_reb = [("join", 0.525, 0.5253, 1, 0), ("join", 0.5277, 1.62, 3, 4), ("join", 12.3, 13.3, 4, 1)]
+        write_run2(folder / "sim", {"stop_the_world_s": 0.495, "downtime_partition_s": 3.55, "rebalances": 3},
+                   sim_reb, [(0, 0.495, 1, 0)] * 6)
+        write_csv(folder / "sim/ownership.csv", ["partition", "start_s", "end_s", "owner", "state"],
+                  [[p, 0.03, 0.525, "", "unassigned"] for p in range(6)]
+                  + [[p, 1.56, 1.62, "", "revoked"] for p in (2, 3)])
+        # Real: the first assignment after 1.69 s (p0, p1: never moved, down once), the spread
+        # 3.24-4.11 s: p2-p4 moved once and down twice.
+        parts = [(0, 1.692, 1, 0), (0, 1.667, 1, 0), (0, 2.45, 2, 1), (0, 2.45, 2, 1), (0, 2.49, 2, 1), (0, 2.75, 3, 2)]
+        write_run2(folder / "rep1", {"stop_the_world_s": 1.692, "downtime_partition_s": 13.5, "rebalances": 3},
+                   [("join", 0.0, 1.98, 3, 0), ("rejoin", 3.24, 4.11, 3, 4), ("join", 12.0, 13.6, 4, 1)], parts)
+        stw = Cell("java", "join", "consumer:uniform", "stop_the_world_s", 0.495, 1.692, 1.692, 1.692, 1)
+        ok, why = self.check("kip848-start", stw)
+        self.assertTrue(ok, why)
+        # Downtime: waits 1.692 + 1.667 + 4 x (1.667 - 0.03) = 9.907; gaps: 4 spread moves less
+        # 1 partition moved twice = the 3 smallest of (2.45, 2.45, 2.49) - 1.692 = 2.314;
+        # the sim's start: 6 x 0.495 + 2 x 0.06 = 3.09: 9.13 < 9.96.
+        down = Cell("java", "join", "consumer:uniform", "downtime_partition_s", 3.55, 13.51, 13.51, 13.51, 1)
+        ok, why = self.check("kip848-start", down)
+        self.assertFalse(ok)
+        self.assertIn("9.13 partition-s < distance 9.96", why)
+        # Not a KIP-848 cell: refused.
+        self.assertFalse(self.check("kip848-start", Cell("java", "join", "eager:range", "stop_the_world_s", 1, 2, 2, 2, 1))[0])
+        # The start as one real rebalance (librdkafka) against the sim's group of one: 3 / 2.
+        write_run2(folder / "rep1", {"rebalances": 2}, [("join", 0.0, 2.16, 3, 4), ("join", 12.0, 13.1, 4, 1)], parts)
+        count = Cell("java", "join", "consumer:uniform", "rebalances", 3, 2, 2, 2, 1)
+        self.assertTrue(self.check("kip848-start-count", count)[0])
+        write_run2(folder / "rep1", {"rebalances": 2}, [("join", 0.0, 2.16, 3, 0), ("join", 12.0, 13.1, 4, 1)], parts)
+        self.assertFalse(self.check("kip848-start-count", count)[0])  # nothing moved in its rebalance 0
+
+    def test_rdkafka_timer_start(self) -> None:
+        d = self.base / "librdkafka" / "crash"
+        d.mkdir(parents=True)
+        (d / "scenario.toml").write_text(
+            '[[topic]]\nname = "events"\npartitions = 6\nrate = 33.333333\n\n[group]\nmembers = 3\n\n'
+            '[consumer.config]\n"enable.auto.commit" = true\n"auto.commit.interval.ms" = 5000\n\n'
+            '[[event]]\nat = "12s"\nkind = "crash"\nmember = "c1"\n\n'
+            '[timing]\nstart_delay = "100ms"\nstart_spread = "600ms"\n')
+        folder = d / "eager_range"
+        write_run2(folder / "sim", {"records_reprocessed": 98}, [("join", 0.5, 6.5, 3, 0)], [(0, 6.5, 1, 0)])
+        late = "latest member subscribe after its moment: 0.021 s (attempt 1)\n"
+        write_run2(folder / "rep1", {"records_reprocessed": 132}, [("join", 0.0, 7.1, 3, 0)], [(0, 6.5, 1, 0)], late)
+        cell = Cell("librdkafka", "crash", "eager:range", "records_reprocessed", 98, 132, 132, 132, 1)
+        ok, why = explain_out.CHECKS["rdkafka-timer-start"](cell, self.base)
+        self.assertTrue(ok, why)
+        self.assertIn("R = 0 gives 133; the sim's start window 0.1-0.7 s gives 87-127", why)
+        write_run2(folder / "rep1", {"records_reprocessed": 132}, [("join", 0.0, 7.1, 3, 0)], [(0, 6.5, 1, 0)],
+                   late.replace("0.021", "0.400"))
+        self.assertFalse(explain_out.CHECKS["rdkafka-timer-start"](cell, self.base)[0])
+
+
 class CommittedOutTest(unittest.TestCase):
     def test_out_md_is_up_to_date(self) -> None:
         base = HERE.parent.parent / "results/real/4.4.0"
