@@ -13,7 +13,8 @@
   max.poll.interval to the next poll). A member busy processing still may consume.
 - Rebalances: one opens at the first callback (with partitions) after the previous one closed,
   and closes when the group is complete again: every live member has had an assign, and every
-  partition is owned by exactly one live member. Its start is the trigger when a client can see
+  partition is owned by exactly one live member (live: alive, not cut off, not paused; a paused
+  member whose session expired does not hold the survivors' rebalance open). Its start is the trigger when a client can see
   it (a joiner's scheduled subscribe, a leaver's close(), last poll + max.poll.interval.ms). A
   crash's session expiry is not observable: the first JoinGroup the mock received after the
   crash starts it (classic protocols on the mock), else the first callback.
@@ -146,7 +147,12 @@ class _Incarnation:
         return self.owned if self.alive and not self.paused and not self.cut else set()
 
     def in_group(self) -> bool:
-        return self.alive and not self.cut
+        """Counted in the group for a rebalance's completion: alive, not cut off, not paused. A
+        stopped process cannot take part in a rebalance; when the group rebalances without it
+        (its session expired), its partitions are complete once the others own them, and it
+        comes back with its `lost` callback (DESIGN section 5: a rebalance ends when every
+        member has its new assignment)."""
+        return self.alive and not self.cut and not self.paused
 
 
 Item = Mark | Callback

@@ -153,6 +153,32 @@ class RebalanceTest(unittest.TestCase):
         # Rebalance #1 runs from the first JoinGroup after the crash (16.2) to 19.0.
         self.assertEqual((rbs[1].trigger, rbs[1].start_s, rbs[1].end_s), ("session-expiry", 16.2, 19.0))
 
+    def test_paused_member_does_not_hold_the_expiry_open(self) -> None:
+        # b is stopped 10-20 s (its session expires meanwhile): a takes P1 at 16.6 s, b's resumed
+        # poll calls back `lost` at 20.0 s, then an eager rejoin (20.3-20.4 s).
+        rec = Record(30.0, [P0, P1], 300.0)
+        rec.marks = [Mark(0.0, "a", 0, "start"), Mark(0.0, "b", 0, "start"),
+                     Mark(10.0, "b", 0, "pause"), Mark(20.0, "b", 0, "resume")]
+        rec.triggers = [(0.0, "join"), (0.0, "join")]
+        rec.callbacks = [
+            Callback(3.0, "a", 0, "assign", (P0,)),
+            Callback(3.0, "b", 0, "assign", (P1,)),
+            Callback(16.5, "a", 0, "revoke", (P0,)),
+            Callback(16.6, "a", 0, "assign", (P0, P1)),
+            Callback(20.0, "b", 0, "lost", (P1,)),
+            Callback(20.3, "a", 0, "revoke", (P0, P1)),
+            Callback(20.4, "b", 0, "assign", (P1,)),
+            Callback(20.4, "a", 0, "assign", (P0,)),
+        ]
+        rbs, moved = rebalances(rec)
+        # #1 ends when a owns both (16.6 s), with 1 member: not when b resumes (20.0 s). #2 is
+        # the rejoin (20.3-20.4 s, 2 members). P1 moved b -> a -> b.
+        self.assertEqual(
+            [(r.trigger, r.start_s, r.end_s, r.members) for r in rbs],
+            [("join", 0.0, 3.0, 2), ("rejoin", 16.5, 16.6, 1), ("rejoin", 20.3, 20.4, 2)],
+        )
+        self.assertEqual(moved, 2)
+
     def test_added_partition_does_not_hold_the_formation_open(self) -> None:
         # P1 is added at 8.0 s; the formation (a owns P0 at 3.0 s) completes without it, and
         # the partitions-added rebalance starts at the coordinator's moment (8.5 s, the
