@@ -53,7 +53,9 @@ a verification from the committed per-run records under BASE/<client>/<scenario>
   every real run has one max-poll-leave rebalance after its start, which moved nothing.
   rebalances: the sim's rebalance 0 is a group of one and the sim is 2 above; partitions_moved:
   the distance is what the sim's two rebalances moved; p50 / max: the value is that real
-  rebalance, which starts over 1 s before the sim's leave.
+  rebalance, which starts over 1 s before the sim's leave, or (p50) the real run has only its
+  start and that rebalance, the median is its start, and the sim's median is its leave or
+  rejoin among its four (group of one, start, leave, rejoin).
 - `commit-phase`: records_reprocessed; the scenario's first crash / stall / pause at E, the
   auto-commit every I ms from a restart R: R + n x I is the last commit before E and
   rate x (partitions / members) x (E - last commit) the records processed again. R is the end
@@ -90,6 +92,13 @@ a verification from the committed per-run records under BASE/<client>/<scenario>
 - `kip848-start-p50`: KIP-848 rebalance_ms_p50; the sim's rebalance 0 is a group of one;
   without it the sim's p50 (nearest rank) is another rebalance, with the bounding run's p50
   rebalance's trigger, and at most one heartbeat interval from the real range.
+- `kip848-spread-p50`: KIP-848 rebalance_ms_p50; the bounding run's p50 is its start's spread
+  (its first rebalance that moved partitions, a rebalance of its own), the sim's p50 a later
+  rebalance, and the run's one rebalance with that trigger lasts within one heartbeat interval
+  of the sim's.
+- `start-max`: rebalance_ms_max below the range; the bounding run's max is its start (the
+  formation) and every other rebalance of that run lasts at most the sim's max: without the
+  longer start the run would not be above the sim.
 - `kip848-start-count`: KIP-848 rebalances, sim above by 1; the sim's rebalance 0 is a group
   of one (members 1, nothing moved, under 1 ms) before the rebalance that forms the group, and
   every real run's rebalance 0 ends with the whole group and moved partitions (its start is one
@@ -592,6 +601,17 @@ def check_rdkafka_maxpoll_rejoin(cell: Cell, base: Path) -> tuple[bool, str]:
     run = _bounding(cell, base)
     i_run = _source_index(run, cell.metric)
     r = _rows(run, "rebalances.csv")[i_run]
+    if cell.metric == "rebalance_ms_p50" and i_run == 0:
+        # Two real rebalances (the start and the cut-off): the nearest-rank median is the start;
+        # the sim's four (group of one, start, leave, rejoin) put an event rebalance there.
+        two = len(_rows(run, "rebalances.csv")) == 2
+        four = len(srows) == 4 and int(srows[0]["members"]) == 1
+        i_sim = _source_index(sim, cell.metric)
+        ok = two and four and i_sim in (li, li + 1)
+        return ok, head + (
+            f"; p50 = the start in {_where(run, base)} (of its 2 rebalances), rebalance {i_sim} "
+            f"({_rows(sim, 'rebalances.csv')[i_sim]['trigger']}) of the sim's {len(srows)}"
+        )
     ok = r["trigger"] == "max-poll-leave" and float(r["start_s"]) < float(leave[0]["start_s"]) - 1.0
     return ok, head + (
         f"; {cell.metric} = that rebalance in {_where(run, base)} ({float(r['start_s']):.2f}-{float(r['end_s']):.2f} s: "
@@ -846,6 +866,49 @@ def check_kip848_start_p50(cell: Cell, base: Path) -> tuple[bool, str]:
     )
 
 
+def check_kip848_spread_p50(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "rebalance_ms_p50" or not cell.protocol.startswith("consumer:"):
+        return False, "check kip848-spread-p50 applies to KIP-848 rebalance_ms_p50"
+    sc = _scenario(cell, base)
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    hb = float(sc.get("broker", {}).get("config", {})["group.consumer.heartbeat.interval.ms"])
+    spread = _spread(run)
+    i_run = _source_index(run, cell.metric)
+    if i_run != int(spread["index"]) or int(spread["index"]) == 0:
+        return False, f"the p50 of {_where(run, base)} is rebalance {i_run}, not its start's spread"
+    i_sim = _source_index(sim, cell.metric)
+    s_row = _rows(sim, "rebalances.csv")[i_sim]
+    if i_sim <= _formation(sim, _group_size(sc))[0]:
+        return False, "the sim's p50 is its start"
+    same = [r for r in _rows(run, "rebalances.csv") if r["trigger"] == s_row["trigger"] and int(r["index"]) > i_run]
+    if len(same) != 1:
+        return False, f"{_where(run, base)} has no single {s_row['trigger']} rebalance after its start"
+    gap = abs(float(same[0]["duration_ms"]) - float(s_row["duration_ms"]))
+    ok = gap <= hb
+    return ok, (
+        f"p50 = the spread of {_where(run, base)} (rebalance {i_run}, {float(spread['duration_ms']):.0f} ms), the sim's "
+        f"its {s_row['trigger']} ({float(s_row['duration_ms']):.0f} ms); the run's {s_row['trigger']}: "
+        f"{float(same[0]['duration_ms']):.0f} ms, {gap:.0f} ms {'<=' if ok else '>'} one heartbeat interval"
+    )
+
+
+def check_start_max(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "rebalance_ms_max" or cell.side != "below":
+        return False, "check start-max applies to rebalance_ms_max below the range"
+    sc = _scenario(cell, base)
+    run = _bounding(cell, base)
+    i_form = _formation(run, _group_size(sc))[0]
+    rows = _rows(run, "rebalances.csv")
+    i_run = _source_index(run, cell.metric)
+    others = [float(r["duration_ms"]) for r in rows if int(r["index"]) != i_form]
+    ok = i_run == i_form and max(others, default=0.0) <= cell.sim
+    return ok, (
+        f"rebalance_ms_max = rebalance {i_run} of {_where(run, base)}, its start (rebalance {i_form}, "
+        f"{float(rows[i_form]['duration_ms']):.0f} ms); its other rebalances at most "
+        f"{max(others, default=0.0):.0f} ms {'<=' if ok else '>'} the sim's {cell.sim:.0f} ms"
+    )
+
+
 def check_kip848_start_count(cell: Cell, base: Path) -> tuple[bool, str]:
     if cell.metric != "rebalances" or cell.side != "above" or not math.isclose(cell.distance, 1.0):
         return False, "check kip848-start-count applies to rebalances above the range by 1"
@@ -881,6 +944,8 @@ CHECKS = {
     "kip848-start-count": check_kip848_start_count,
     "kip848-start-p50": check_kip848_start_p50,
     "pause-held": check_pause_held,
+    "kip848-spread-p50": check_kip848_spread_p50,
+    "start-max": check_start_max,
 }
 
 
