@@ -15,7 +15,8 @@ text, ref) and matches cells by `client`, `scenario`, `protocol`, `metric` patte
 separates alternatives; absent = any), `side` ("below": sim < real min, "above": sim > real
 max; absent = either), `spread` (SPREAD.md verdicts, e.g. ["overlap", "cover"]) and `check`,
 a verification from the committed per-run records under BASE/<client>/<scenario>/<protocol>/
-(rep*/ and sim/: summary.csv, rebalances.csv, partitions.csv; the cell's scenario.toml):
+(rep*/ and sim/: summary.csv, rebalances.csv, partitions.csv, rep*/host.txt, sim/ownership.csv;
+the cell's scenario.toml):
 
 - `formation`: the group's formation (its first rebalance that ends with the scenario's
   `[group] members`; rebalance 0 in the real runs, rebalance 1 in a KIP-848 sim whose first
@@ -46,8 +47,8 @@ a verification from the committed per-run records under BASE/<client>/<scenario>
   median of the two is the shorter).
 - `cutoff`: downtime_partition_s, sim below; the bounding run has one max-poll-leave rebalance
   after the formation that moved nothing, [a, b]; the sim has no partition down (ownership.csv:
-  unassigned, revoked, owner-dead, owner-paused, stop-the-world) at any time in [a, b - 0.1 s]; the stalled
-  member's share, floor(partitions / members), x (b - a) >= the distance.
+  unassigned, revoked, owner-dead, owner-paused, stop-the-world) at any time in [a, b - 0.1 s];
+  the stalled member's share, floor(partitions / members), x (b - a) >= the distance.
 - `rdkafka-maxpoll-rejoin`: rebalances / partitions_moved / rebalance_ms_p50 / _max; the sim has
   one max-poll-leave rebalance that moved partitions and, over 1 s after it, a join rebalance;
   every real run has one max-poll-leave rebalance after its start, which moved nothing.
@@ -57,8 +58,9 @@ a verification from the committed per-run records under BASE/<client>/<scenario>
   start and that rebalance, the median is its start, and the sim's median is its leave or
   rejoin among its four (group of one, start, leave, rejoin).
 - `commit-phase`: records_reprocessed; the scenario's first crash / stall / pause at E, the
-  auto-commit every I ms from a restart R: R + n x I is the last commit before E and
-  rate x (partitions / members) x (E - last commit) the records processed again. R is the end
+  auto-commit every I ms from a restart R: R + n x I (n >= 1) is the last commit before E and
+  rate x (partitions / members) x (E - last commit) the records processed again; with no
+  commit between R and E, everything since offset 0 (between rate x (E - R) and rate x E). R is the end
   of the sim's last rebalance before E (its members restart the timer there); in the bounding
   run, any moment of its last rebalance before E (classic: its last 0.3 s, where the members'
   join completions lie; KIP-848: from the first to the last callback, where each member's
@@ -80,9 +82,9 @@ a verification from the committed per-run records under BASE/<client>/<scenario>
   ownership.csv plus one record interval): that settles stop_the_world_s. For
   downtime_partition_s, a lower bound of the run's start (its waits: exactly for those
   partitions, at least the least of them less one record interval for the other partitions
-  that were down at all; plus the
-  spread's gaps: the downtime less the stop-the-world of partitions moved once and down twice,
-  the smallest (spread's moves - partitions moved more than once) of them) less the sim's start
+  that were down at all; plus the spread's gaps: the downtime less the stop-the-world of
+  partitions moved once and down twice, the smallest (spread's moves - partitions moved more
+  than once) of them) less the sim's start
   (ownership.csv: its `unassigned` and `revoked` time up to the end of its spread, the first
   rebalance that moved partitions) >= the distance.
 - `pause-held`: rebalance_ms_p50 / _max of a scenario with one pause longer than the session
