@@ -83,16 +83,29 @@ fn ten_million_partitions_fit_the_default_budget_or_are_refused_naming_the_keys(
 fn a_poisson_backlog_that_outgrows_the_budget_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    // 10^6 records/s on one partition, one member at 1 ms a record: the backlog grows by
-    // 999,000 records a second, and the model keeps each one's arrival time.
+    // 10^6 records/s on one partition, one member at 1 ms a record, an hour: the backlog grows
+    // by 999,000 records a second to 3.6e9. The model holds at most 38,912 of their times (20
+    // bytes each: 0.78 MB) and a 32-byte checkpoint per 1,024 records (0.0625 bytes a record
+    // in the estimate: 225 MB), so it runs: 24 MB fixed + 0.78 + 225 MB + a member = 239 MB.
     let text = "duration = \"1h\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 1\nrate = 1000000.0\narrival = \"poisson\"\n[consumer]\nprocessing = \"1ms\"\n[group]\nmembers = 1\n";
     write(d, "p.toml", text);
-    let message = "p.toml: the run is estimated to need 68688 MB of memory at its peak, above the budget of 16384 MB; most of it: 68665 MB for a Poisson backlog of 3.600e9 records (lower [[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, [group] members)";
-    expect(&sim_env(d, &["validate", "p.toml"], None), 2, message);
-    expect(&sim_env(d, &["run", "p.toml", "--out", "o"], None), 2, message);
+    let o = sim_env(d, &["validate", "--estimate", "p.toml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("estimate p.toml: peak memory 239 MB, wall time 396.0 s"), "{stdout}");
+    // A hundred such partitions: 3.6e11 records, 21,532 MB of checkpoints (100 x 38,912 times
+    // held: 74 MB more): refused.
+    write(d, "p100.toml", &text.replace("partitions = 1\n", "partitions = 100\n"));
+    let message = "p100.toml: the run is estimated to need 21555 MB of memory at its peak, above the budget of 16384 MB; most of it: 21532 MB for a Poisson backlog of 3.600e11 records (lower [[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, [group] members)";
+    expect(&sim_env(d, &["validate", "p100.toml"], None), 2, message);
+    expect(&sim_env(d, &["run", "p100.toml", "--out", "o"], None), 2, message);
     assert!(!d.join("o").exists(), "refused before any work");
-    // Constant arrivals are arithmetic: no backlog is held, the same rates fit.
-    write(d, "c.toml", &text.replace("poisson", "constant"));
+    // Constant arrivals are arithmetic: no time is held, the same rates fit.
+    write(
+        d,
+        "c.toml",
+        &text.replace("poisson", "constant").replace("partitions = 1\n", "partitions = 100\n"),
+    );
     expect(&sim_env(d, &["validate", "c.toml"], None), 0, "");
 }
 

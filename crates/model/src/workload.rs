@@ -5,9 +5,12 @@
 //! Poisson arrivals are drawn lazily from the partition's own stream
 //! (`RngStreams::indexed("workload", partition index)`), so the order in which partitions are
 //! read never changes what any of them yields; arrival times below the lowest offset anyone can
-//! still read are dropped ([`PartitionLog::trim_below`]).
+//! still read are dropped ([`PartitionLog::trim_below`]), and a backlog keeps a checkpoint of
+//! the stream per block of offsets instead of every time (`poisson`: exact, bounded memory).
 
-use rand_distr::{Distribution, Exp};
+mod poisson;
+
+use poisson::PoissonArrivals;
 use sim_core::{SimRng, SimTime};
 
 /// How one partition's records arrive.
@@ -19,142 +22,6 @@ enum Process {
     Constant { rate_per_s: f64, spacing_ns: Option<u64> },
     /// Poisson arrivals drawn from the partition's own stream.
     Poisson(PoissonArrivals),
-}
-
-/// Arrivals drawn ahead of their first read, at least this many at a time (the stream is the
-/// partition's own: drawing ahead changes no value, and touches the generator's state once per
-/// block instead of once per record).
-const DRAW_AHEAD: usize = 16;
-
-/// A trimmed prefix of the arrival times is dropped once it is this long and at least as long
-/// as the live part (amortized: each time is moved at most once per its own length).
-const COMPACT_FROM: usize = 32;
-
-/// Poisson arrivals with mean `rate_per_s`: `times[head..]` are the arrivals of offsets
-/// `base..` (those before `head` are trimmed, kept until the next compaction).
-#[derive(Clone, Debug)]
-struct PoissonArrivals {
-    rate_per_s: f64,
-    /// The gap distribution, built once (`None` for a rate `Exp::new` refuses: drawing then
-    /// panics, as it did; a rate of at most zero draws nothing).
-    gap_s: Option<Exp<f64>>,
-    rng: Box<SimRng>,
-    base: u64,
-    head: usize,
-    times: Vec<SimTime>,
-}
-
-impl PoissonArrivals {
-    fn new(rate_per_s: f64, rng: SimRng) -> PoissonArrivals {
-        let gap_s = Exp::new(rate_per_s).ok();
-        PoissonArrivals { rate_per_s, gap_s, rng: Box::new(rng), base: 0, head: 0, times: vec![] }
-    }
-
-    /// Whether no record ever arrives.
-    fn never(&self) -> bool {
-        self.rate_per_s <= 0.0
-    }
-
-    /// The index in `times` of `offset` (not trimmed).
-    #[inline]
-    fn index_of(&self, offset: u64) -> usize {
-        assert!(offset >= self.base, "arrival of trimmed offset {offset} < {}", self.base);
-        self.head + usize::try_from(offset - self.base).expect("offset index fits usize")
-    }
-
-    /// Draws until `times` holds at least `len` times, and at least a block more.
-    #[cold]
-    fn draw_to(&mut self, start: SimTime, len: usize) {
-        let target = len.max(self.times.len() + DRAW_AHEAD);
-        self.times.reserve(target - self.times.len());
-        let gap_s = self.gap_s.as_ref().expect("positive rate");
-        let mut prev = self.times.last().copied().unwrap_or(start);
-        while self.times.len() < target {
-            prev = next_poisson(prev, gap_s, &mut self.rng);
-            self.times.push(prev);
-        }
-    }
-
-    /// Draws until the last time is after `at`.
-    fn draw_past(&mut self, start: SimTime, at: SimTime) {
-        while self.times.last().is_none_or(|t| *t <= at) {
-            let len = self.times.len() + 1;
-            self.draw_to(start, len);
-        }
-    }
-
-    /// The arrival of `offset` if it is drawn already (and not trimmed).
-    #[inline]
-    fn drawn(&self, offset: u64) -> Option<SimTime> {
-        let after_base = usize::try_from(offset.checked_sub(self.base)?).ok()?;
-        self.times[self.head..].get(after_base).copied()
-    }
-
-    /// When `offset` arrives, drawing it first if need be.
-    #[inline(never)]
-    fn arrival(&mut self, start: SimTime, offset: u64) -> SimTime {
-        if self.never() {
-            return SimTime::MAX;
-        }
-        let index = self.index_of(offset);
-        if index >= self.times.len() {
-            self.draw_to(start, index + 1);
-        }
-        self.times[index]
-    }
-
-    /// How many records have arrived by `at`, the trimmed ones included (`at >= start`).
-    fn log_end(&mut self, start: SimTime, at: SimTime) -> u64 {
-        if self.never() {
-            return 0;
-        }
-        self.draw_past(start, at);
-        self.base + self.times[self.head..].partition_point(|t| *t <= at) as u64
-    }
-
-    /// The first offset from `known` on that arrives after `at` (`known` not trimmed).
-    fn log_end_from(&mut self, start: SimTime, at: SimTime, known: u64) -> u64 {
-        let from = self.index_of(known);
-        if from >= self.times.len() {
-            self.draw_to(start, from + 1);
-        }
-        // A reader at the log end asks whether anything arrived: usually not.
-        if self.times[from] > at {
-            return known;
-        }
-        self.draw_past(start, at);
-        known + self.times[from..].partition_point(|t| *t <= at) as u64
-    }
-
-    /// Appends the arrivals of offsets `first..first + count` to `out`.
-    fn arrivals_into(&mut self, start: SimTime, first: u64, count: u64, out: &mut Vec<SimTime>) {
-        if count == 0 {
-            return;
-        }
-        if self.never() {
-            out.extend((0..count).map(|_| SimTime::MAX));
-            return;
-        }
-        let from = self.index_of(first);
-        let to = from + usize::try_from(count).expect("count fits usize");
-        if to > self.times.len() {
-            self.draw_to(start, to);
-        }
-        out.extend_from_slice(&self.times[from..to]);
-    }
-
-    /// Forgets the times of offsets below `offset`, keeping the last one drawn.
-    fn trim_below(&mut self, offset: u64) {
-        let live = self.times.len() - self.head;
-        let keep_last = live.saturating_sub(1) as u64;
-        let drop = offset.saturating_sub(self.base).min(keep_last) as usize;
-        self.head += drop;
-        self.base += drop as u64;
-        if self.head >= COMPACT_FROM && self.head >= self.times.len() - self.head {
-            self.times.drain(..self.head);
-            self.head = 0;
-        }
-    }
 }
 
 /// The log of one partition: records appended from `start` on.
@@ -186,7 +53,18 @@ impl PartitionLog {
 
     /// A partition with Poisson arrivals from `start`, drawn from `rng`.
     pub fn poisson(start: SimTime, rate_per_s: f64, rng: SimRng) -> PartitionLog {
-        PartitionLog { start, process: Process::Poisson(PoissonArrivals::new(rate_per_s, rng)) }
+        PartitionLog::poisson_sized(start, rate_per_s, rng, poisson::RUN_SIZES)
+    }
+
+    /// A Poisson log keeping `sizes` of its drawn times (tests use small ones).
+    fn poisson_sized(
+        start: SimTime,
+        rate_per_s: f64,
+        rng: SimRng,
+        sizes: poisson::Sizes,
+    ) -> PartitionLog {
+        let arrivals = PoissonArrivals::new(rate_per_s, rng, sizes);
+        PartitionLog { start, process: Process::Poisson(arrivals) }
     }
 
     /// For a constant log whose arrivals are exactly `spacing` apart for every offset below
@@ -264,9 +142,7 @@ impl PartitionLog {
     fn poisson_log_end_from(&mut self, at: SimTime, known: u64) -> u64 {
         let start = self.start;
         match &mut self.process {
-            Process::Poisson(poisson)
-                if !poisson.never() && known >= poisson.base && at >= start =>
-            {
+            Process::Poisson(poisson) if !poisson.never() && at >= start => {
                 poisson.log_end_from(start, at, known)
             }
             _ => self.log_end(at).max(known),
@@ -359,15 +235,6 @@ fn constant_count(start: SimTime, rate_per_s: f64, at: SimTime) -> u64 {
         n += 1;
     }
     n
-}
-
-/// The arrival after `prev`: an exponential gap in seconds, rounded to the nanosecond as
-/// `SimTime::from_secs_f64` rounds it.
-fn next_poisson(prev: SimTime, gap_s: &Exp<f64>, rng: &mut SimRng) -> SimTime {
-    let gap_s: f64 = gap_s.sample(rng);
-    // At least one nanosecond apart so offsets keep a strict order.
-    let gap = SimTime::from_secs_f64(gap_s).max(SimTime::from_nanos(1));
-    prev.saturating_add(gap)
 }
 
 /// Per-partition rates of a topic: Zipf weights `1 / (i + 1)^skew`, normalised so the mean is

@@ -10,9 +10,9 @@
 //!   with `run --jobs N`, up to N protocol runs hold their state at once ([`estimate_run`]);
 //! - per rebalance, the ownership intervals it opens (every partition under eager protocols,
 //!   about a member's share under the incremental ones);
-//! - the Poisson backlog: `crates/model/src/workload.rs` keeps the drawn arrival time of every
-//!   record not yet consumed and committed, so a Poisson partition that receives more than its
-//!   consumer can process holds a time per record of its growing backlog;
+//! - the Poisson arrival times held: `crates/model/src/workload/poisson.rs` holds the drawn
+//!   time of each record not yet consumed and committed up to [`POISSON_TIMES_HELD_MAX`] a
+//!   partition, and past that (a backlog that grows) a 32-byte checkpoint per 1,024 records;
 //! - heartbeats (members x duration / interval), Poisson draws and per-partition poll work, for
 //!   the wall time.
 
@@ -41,9 +41,17 @@ const PARTITION_ROW_BYTES: f64 = 300.0;
 const MEMBER_BYTES: f64 = 4096.0;
 /// One ownership interval (24 bytes packed, metrics::OwnershipInterval).
 const INTERVAL_BYTES: f64 = 24.0;
-/// Per backlogged Poisson arrival: 8 bytes, with the vector's growth and compaction slack
-/// (fitted: one partition at 10^6 records/s for 20 s peaked at 407 MB).
+/// Per held Poisson arrival time: 8 bytes, with the vector's growth and compaction slack
+/// (fitted when every arrival was held: one partition at 10^6 records/s for 20 s peaked at
+/// 407 MB).
 const ARRIVAL_BYTES: f64 = 20.0;
+/// The most Poisson arrival times a partition holds: `model`'s `poisson::RUN_SIZES`, held
+/// times up to the cap and a block past it, decoded ones up to the window's cap and a block
+/// (a test in `model` keeps the two equal).
+pub const POISSON_TIMES_HELD_MAX: f64 = 32_768.0 + 1024.0 + 4096.0 + 1024.0;
+/// Per backlogged record past the held times: a 32-byte checkpoint per 1,024 records, twice
+/// for the deque's growth.
+const BACKLOG_RECORD_BYTES: f64 = 64.0 / 1024.0;
 /// Wall time per partition and protocol run, and per partition and simulated second (polls
 /// and fetches visit the assigned partitions; fitted on 10^4 to 10^7 partitions).
 const PARTITION_S: f64 = 2e-6;
@@ -153,7 +161,8 @@ fn estimate_with(scenario: &Scenario, protocols: usize, at_once: usize) -> Estim
                 "[[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, \
                  [group] members, --jobs",
             ),
-            amount: sizes.backlog * ARRIVAL_BYTES * in_flight,
+            amount: (sizes.held_times * ARRIVAL_BYTES + sizes.backlog * BACKLOG_RECORD_BYTES)
+                * in_flight,
         },
         Part {
             what: format!("{} members{times}", sizes.members),
@@ -208,8 +217,10 @@ struct Sizes {
     intervals: f64,
     /// Ownership intervals of every protocol's run, one after the other.
     intervals_all: f64,
-    /// Poisson arrivals held at the peak.
+    /// Poisson arrivals not yet consumed and committed at the peak.
     backlog: f64,
+    /// Poisson arrival times held at the peak (at most [`POISSON_TIMES_HELD_MAX`] a partition).
+    held_times: f64,
     /// Poisson arrivals drawn in one protocol run.
     poisson_records: f64,
 }
@@ -231,7 +242,8 @@ impl Sizes {
         let per_protocol = scenario.protocols.iter().map(|p| intervals_of(p.protocol));
         let intervals = per_protocol.clone().fold(0.0, f64::max);
         let intervals_all = per_protocol.sum();
-        let (backlog, poisson_records) = poisson_sizes(scenario, partitions, duration_s);
+        let PoissonSizes { backlog, held_times, drawn: poisson_records } =
+            poisson_sizes(scenario, partitions, duration_s);
         Sizes {
             partitions,
             members,
@@ -239,6 +251,7 @@ impl Sizes {
             intervals,
             intervals_all,
             backlog,
+            held_times,
             poisson_records,
         }
     }
@@ -313,11 +326,22 @@ fn rebalances_at_most(scenario: &Scenario) -> f64 {
     1.0 + scenario.events.iter().map(|e| per_event(&e.kind)).sum::<f64>()
 }
 
-/// `(held at the peak, drawn in a run)` Poisson arrivals. A partition's consumer processes at
-/// most `1 / mean processing time` records per second, and the group its members' share;
-/// what a partition receives above that accumulates for the whole run. The rest is held for
-/// about an auto-commit interval (offsets below the committed one are dropped).
-fn poisson_sizes(scenario: &Scenario, partitions: f64, duration_s: f64) -> (f64, f64) {
+/// Poisson arrivals of one protocol run.
+struct PoissonSizes {
+    /// Not yet consumed and committed at the peak.
+    backlog: f64,
+    /// Their times held at the peak.
+    held_times: f64,
+    /// Drawn in the run.
+    drawn: f64,
+}
+
+/// A partition's consumer processes at most `1 / mean processing time` records per second,
+/// and the group its members' share; what a partition receives above that accumulates for the
+/// whole run. The rest is held for about an auto-commit interval (offsets below the committed
+/// one are dropped). Of each partition's backlog at most [`POISSON_TIMES_HELD_MAX`] times are
+/// held.
+fn poisson_sizes(scenario: &Scenario, partitions: f64, duration_s: f64) -> PoissonSizes {
     let processing_s = scenario.consumer.processing.mean().as_secs_f64();
     let members = f64::from(scenario.group.members);
     let per_partition_s = if processing_s > 0.0 {
@@ -326,16 +350,17 @@ fn poisson_sizes(scenario: &Scenario, partitions: f64, duration_s: f64) -> (f64,
         f64::INFINITY
     };
     let window_s = scenario.consumer.config.auto_commit_interval.as_secs_f64() + 1.0;
-    let mut backlog = 0.0;
-    let mut drawn = 0.0;
+    let mut sizes = PoissonSizes { backlog: 0.0, held_times: 0.0, drawn: 0.0 };
     for topic in scenario.topics.iter().filter(|t| t.arrival == Arrival::Poisson) {
         let count = f64::from(topic.partitions);
         let growth_per_s = (topic.rate_per_s - per_partition_s).max(0.0);
-        let held = growth_per_s * duration_s + topic.rate_per_s * window_s.min(duration_s);
-        backlog += count * held.min(topic.rate_per_s * duration_s);
-        drawn += count * topic.rate_per_s * duration_s;
+        let live = growth_per_s * duration_s + topic.rate_per_s * window_s.min(duration_s);
+        let live = live.min(topic.rate_per_s * duration_s);
+        sizes.backlog += count * live;
+        sizes.held_times += count * live.min(POISSON_TIMES_HELD_MAX);
+        sizes.drawn += count * topic.rate_per_s * duration_s;
     }
-    (backlog, drawn)
+    sizes
 }
 
 /// The memory budget in bytes: `flag_mb` if given, else the environment variable

@@ -1,0 +1,522 @@
+//! Poisson arrival times of one partition, exact and in bounded memory (issue 27 item 2).
+//!
+//! Every record keeps the arrival time drawn for it from the partition's own stream (exponential
+//! gaps, `RngStreams::indexed("workload", partition)`); drawing is sequential, so the time of
+//! offset `k` needs the `k` draws before it. What is kept of them:
+//! - **held**: the times of the offsets `first_held..drawn`, the hot end of the log (a consumer
+//!   that keeps up reads here, and so do the log-end questions of the producer side). Nothing
+//!   below the lowest offset anyone can still read is held (`trim_below`), and when a backlog
+//!   makes the held times more than [`Sizes::held_cap`] long, all but the newest
+//!   [`Sizes::held_keep`] are dropped.
+//! - **checkpoints**: for every block of [`Sizes::block`] offsets still readable, the generator's
+//!   word position before the block's first draw and the arrival before it: 32 bytes a block.
+//! - **window**: times of offsets below `first_held` drawn again from a checkpoint with a second
+//!   generator (`decoder`) when a lagging reader asks for them, extended as it reads on.
+//!
+//! A dropped time drawn again is the same time: the same generator from the same word position
+//! (`ChaCha8Rng::set_word_pos`) gives the same words, so every value is what holding every
+//! arrival gave (the test `bounded_arrivals_equal_the_full_record` compares them). A backlog
+//! of `n` records costs `32 n / block` bytes instead of `8 n`; a reader of a backlog pays one
+//! more draw per record it reads below the held times.
+
+use std::collections::VecDeque;
+
+use rand_distr::{Distribution, Exp};
+use sim_core::{SimRng, SimTime};
+
+/// Arrivals drawn ahead of their first read, at least this many at a time (the stream is the
+/// partition's own: drawing ahead changes no value, and touches the generator's state once per
+/// block instead of once per record).
+const DRAW_AHEAD: u64 = 16;
+
+/// A trimmed prefix of the held times is dropped once it is this long and at least as long as
+/// the live part (amortized: each time is moved at most once per its own length).
+const COMPACT_FROM: usize = 32;
+
+/// How much of the drawn times is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sizes {
+    /// Offsets per checkpoint (a power of two).
+    pub block: u64,
+    /// Held times past which a backlog's older times are dropped.
+    pub held_cap: u64,
+    /// Held times kept when they are dropped (the newest).
+    pub held_keep: u64,
+    /// Decoded times past which the window's front is dropped.
+    pub window_cap: usize,
+}
+
+/// The sizes of a run: a checkpoint every 1,024 offsets (32 bytes: 0.03 bytes a record), at
+/// most 32,768 held times (256 KiB) after a block boundary, 4,096 kept, a window of at most
+/// 4,096 times. A partition whose readers keep up holds exactly what it held before: its live
+/// times are far fewer than the cap (200 records/s over a 5 s commit interval: 1,000).
+pub(crate) const RUN_SIZES: Sizes =
+    Sizes { block: 1024, held_cap: 32_768, held_keep: 4096, window_cap: 4096 };
+
+/// The generator's place before the first draw of a block.
+#[derive(Clone, Copy, Debug)]
+struct Checkpoint {
+    /// The arrival of the offset before the block's first (the log's start for block 0).
+    before: SimTime,
+    /// `ChaCha8Rng::get_word_pos` before the block's first draw.
+    word_pos: u128,
+}
+
+/// Poisson arrivals with mean `rate_per_s`: see the module doc for what is held.
+#[derive(Clone, Debug)]
+pub(crate) struct PoissonArrivals {
+    rate_per_s: f64,
+    /// The gap distribution, built once (`None` for a rate `Exp::new` refuses: drawing then
+    /// panics, as it did; a rate of at most zero draws nothing).
+    gap_s: Option<Exp<f64>>,
+    sizes: Sizes,
+    /// The frontier's generator: positioned after the last drawn arrival.
+    rng: Box<SimRng>,
+    /// Lowest offset anyone can still read.
+    trimmed: u64,
+    /// `times[head..]` are the arrivals of offsets `first_held..drawn` (those before `head` are
+    /// dropped, kept until the next compaction). Never empty once anything is drawn.
+    first_held: u64,
+    head: usize,
+    times: Vec<SimTime>,
+    /// `checkpoints[i]` is block `first_block + i`'s; every block from the one holding
+    /// `trimmed` to the last one drawn into has one.
+    first_block: u64,
+    checkpoints: VecDeque<Checkpoint>,
+    /// Decoded arrivals of offsets `window_start..window_start + window.len()`, all below
+    /// `first_held`.
+    window_start: u64,
+    window: Vec<SimTime>,
+    /// Positioned after the window's last time (or at its checkpoint when it is empty), with
+    /// the arrival before the window's end.
+    decoder: Option<(Box<SimRng>, SimTime)>,
+}
+
+impl PoissonArrivals {
+    pub(crate) fn new(rate_per_s: f64, rng: SimRng, sizes: Sizes) -> PoissonArrivals {
+        assert!(sizes.block.is_power_of_two(), "block {}", sizes.block);
+        assert!(sizes.held_keep >= DRAW_AHEAD && sizes.held_keep <= sizes.held_cap, "{sizes:?}");
+        PoissonArrivals {
+            rate_per_s,
+            gap_s: Exp::new(rate_per_s).ok(),
+            sizes,
+            rng: Box::new(rng),
+            trimmed: 0,
+            first_held: 0,
+            head: 0,
+            times: vec![],
+            first_block: 0,
+            checkpoints: VecDeque::new(),
+            window_start: 0,
+            window: vec![],
+            decoder: None,
+        }
+    }
+
+    /// Whether no record ever arrives.
+    pub(crate) fn never(&self) -> bool {
+        self.rate_per_s <= 0.0
+    }
+
+    /// Offsets drawn so far.
+    #[inline]
+    fn drawn_count(&self) -> u64 {
+        self.first_held + (self.times.len() - self.head) as u64
+    }
+
+    /// The held times.
+    #[inline]
+    fn held(&self) -> &[SimTime] {
+        &self.times[self.head..]
+    }
+
+    /// The arrival of `offset` if it is held.
+    #[inline]
+    pub(crate) fn drawn(&self, offset: u64) -> Option<SimTime> {
+        let after = usize::try_from(offset.checked_sub(self.first_held)?).ok()?;
+        self.held().get(after).copied()
+    }
+
+    /// Draws until `target` offsets are drawn, and at least a block more, recording a
+    /// checkpoint at each block boundary. Held times below `keep_from` may be dropped there,
+    /// down to the newest `held_keep`.
+    #[cold]
+    fn draw_to(&mut self, start: SimTime, target: u64, keep_from: u64) {
+        let mut drawn = self.drawn_count();
+        let target = target.max(drawn + DRAW_AHEAD);
+        let gap_s = self.gap_s.expect("positive rate");
+        let mut prev = self.times.last().copied().unwrap_or(start);
+        while drawn < target {
+            if drawn & (self.sizes.block - 1) == 0 {
+                self.checkpoints
+                    .push_back(Checkpoint { before: prev, word_pos: self.rng.get_word_pos() });
+                self.cap_held(keep_from);
+            }
+            let block_end = (drawn | (self.sizes.block - 1)) + 1;
+            let segment_end = target.min(block_end);
+            self.times.reserve((segment_end - drawn) as usize);
+            for _ in drawn..segment_end {
+                prev = next_poisson(prev, &gap_s, &mut self.rng);
+                self.times.push(prev);
+            }
+            drawn = segment_end;
+        }
+    }
+
+    /// Drops held times of a backlog: when more than `held_cap` are held, all below
+    /// `keep_from` but the newest `held_keep` (they can be drawn again from a checkpoint).
+    fn cap_held(&mut self, keep_from: u64) {
+        let drawn = self.drawn_count();
+        if drawn - self.first_held <= self.sizes.held_cap {
+            return;
+        }
+        let new_first = keep_from.min(drawn - self.sizes.held_keep).max(self.first_held);
+        self.drop_held_below(new_first);
+    }
+
+    /// Moves `first_held` up to `offset` (at most the last drawn), compacting amortized.
+    fn drop_held_below(&mut self, offset: u64) {
+        let keep_last = (self.times.len() - self.head).saturating_sub(1) as u64;
+        let drop = offset.saturating_sub(self.first_held).min(keep_last) as usize;
+        self.head += drop;
+        self.first_held += drop as u64;
+        if self.head >= COMPACT_FROM && self.head >= self.times.len() - self.head {
+            self.times.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    /// Draws until the last time is after `at` (`keep_from` as in [`Self::draw_to`]).
+    fn draw_past(&mut self, start: SimTime, at: SimTime, keep_from: u64) {
+        while self.times.last().is_none_or(|t| *t <= at) {
+            let next = self.drawn_count() + 1;
+            self.draw_to(start, next, keep_from);
+        }
+    }
+
+    /// When `offset` arrives, drawing it first if need be (`offset >= trimmed`).
+    #[inline(never)]
+    pub(crate) fn arrival(&mut self, start: SimTime, offset: u64) -> SimTime {
+        if self.never() {
+            return SimTime::MAX;
+        }
+        self.assert_readable(offset);
+        if offset >= self.drawn_count() {
+            self.draw_to(start, offset + 1, offset);
+        }
+        match self.drawn(offset) {
+            Some(arrival) => arrival,
+            None => self.decoded(offset),
+        }
+    }
+
+    /// Panics when `offset` was trimmed: nobody was to read it again.
+    #[inline]
+    fn assert_readable(&self, offset: u64) {
+        assert!(offset >= self.trimmed, "arrival of trimmed offset {offset} < {}", self.trimmed);
+    }
+
+    /// How many records have arrived by `at`, the trimmed ones included (`at >= start`).
+    pub(crate) fn log_end(&mut self, start: SimTime, at: SimTime) -> u64 {
+        if self.never() {
+            return 0;
+        }
+        self.draw_past(start, at, u64::MAX);
+        let held = self.held();
+        if held[0] <= at {
+            return self.first_held + held.partition_point(|t| *t <= at) as u64;
+        }
+        self.count_below_held(at)
+    }
+
+    /// The first offset from `known` on that arrives after `at` (`known` not trimmed).
+    pub(crate) fn log_end_from(&mut self, start: SimTime, at: SimTime, known: u64) -> u64 {
+        if known < self.trimmed {
+            return self.log_end(start, at).max(known);
+        }
+        if known >= self.drawn_count() {
+            self.draw_to(start, known + 1, known);
+        }
+        // A reader at the log end asks whether anything arrived: usually not.
+        if self.drawn(known).is_some_and(|t| t > at) {
+            return known;
+        }
+        // Nothing from `known` on is kept from dropping: a lagging reader must not make its
+        // backlog held again (the answer is counted below the held times if need be).
+        self.draw_past(start, at, u64::MAX);
+        match self.drawn(known) {
+            Some(_) => {
+                let from = (known - self.first_held) as usize;
+                known + self.held()[from..].partition_point(|t| *t <= at) as u64
+            }
+            None => self.log_end(start, at).max(known),
+        }
+    }
+
+    /// Appends the arrivals of offsets `first..first + count` to `out`.
+    pub(crate) fn arrivals_into(
+        &mut self,
+        start: SimTime,
+        first: u64,
+        count: u64,
+        out: &mut Vec<SimTime>,
+    ) {
+        if count == 0 {
+            return;
+        }
+        if self.never() {
+            out.extend((0..count).map(|_| SimTime::MAX));
+            return;
+        }
+        self.assert_readable(first);
+        let end = first + count;
+        if end > self.drawn_count() {
+            self.draw_to(start, end, first);
+        }
+        let mut next = first;
+        while next < end.min(self.first_held) {
+            next = self.decoded_into(next, end.min(self.first_held), out);
+        }
+        if next < end {
+            let from = (next - self.first_held) as usize;
+            let to = (end - self.first_held) as usize;
+            out.extend_from_slice(&self.held()[from..to]);
+        }
+    }
+
+    /// Forgets the times of offsets below `offset`, keeping the last one drawn.
+    pub(crate) fn trim_below(&mut self, offset: u64) {
+        let last = self.drawn_count().saturating_sub(1);
+        self.trimmed = self.trimmed.max(offset.min(last));
+        self.drop_held_below(self.trimmed);
+        let readable_block = self.trimmed / self.sizes.block;
+        while self.first_block < readable_block && !self.checkpoints.is_empty() {
+            self.checkpoints.pop_front();
+            self.first_block += 1;
+        }
+        if self.window_start + self.window.len() as u64 <= self.trimmed {
+            self.window.clear();
+            self.decoder = None;
+        }
+    }
+
+    /// The arrival of an offset below the held times, from the window (drawn again from its
+    /// block's checkpoint when the window does not reach it).
+    #[cold]
+    fn decoded(&mut self, offset: u64) -> SimTime {
+        self.decode_through(offset);
+        self.window[(offset - self.window_start) as usize]
+    }
+
+    /// Appends the decoded arrivals from `first` on, below `end` (at most `first_held`), as far
+    /// as the window reaches after decoding `first`'s block; returns the next offset.
+    fn decoded_into(&mut self, first: u64, end: u64, out: &mut Vec<SimTime>) -> u64 {
+        self.decode_through(first);
+        let window_end = self.window_start + self.window.len() as u64;
+        let to = end.min(window_end);
+        let from = (first - self.window_start) as usize;
+        out.extend_from_slice(&self.window[from..(to - self.window_start) as usize]);
+        to
+    }
+
+    /// Makes the window hold `offset` (below `first_held`) and the rest of its block: extends
+    /// the window when it reaches the block, else starts it again at the block's checkpoint.
+    fn decode_through(&mut self, offset: u64) {
+        let block_start = offset & !(self.sizes.block - 1);
+        let window_end = self.window_start + self.window.len() as u64;
+        let reaches =
+            self.decoder.is_some() && self.window_start <= offset && window_end >= block_start;
+        if !reaches {
+            self.restart_window(block_start);
+        }
+        if self.window.len() > self.sizes.window_cap {
+            let drop = block_start.max(self.window_start) - self.window_start;
+            self.window.drain(..drop as usize);
+            self.window_start += drop;
+        }
+        let through = (block_start + self.sizes.block).min(self.first_held);
+        self.extend_window(through);
+        debug_assert!(offset < self.window_start + self.window.len() as u64, "offset {offset}");
+    }
+
+    /// An empty window at `block_start` with the decoder at the block's checkpoint.
+    fn restart_window(&mut self, block_start: u64) {
+        let index = usize::try_from(block_start / self.sizes.block - self.first_block)
+            .expect("checkpoint index fits usize");
+        let checkpoint = self.checkpoints[index];
+        let mut decoder = self.rng.clone();
+        decoder.set_word_pos(checkpoint.word_pos);
+        self.window.clear();
+        self.window_start = block_start;
+        self.decoder = Some((decoder, checkpoint.before));
+    }
+
+    /// Decodes until the window ends at `through`.
+    fn extend_window(&mut self, through: u64) {
+        let gap_s = self.gap_s.expect("positive rate");
+        let (decoder, prev) = self.decoder.as_mut().expect("a window has a decoder");
+        let mut window_end = self.window_start + self.window.len() as u64;
+        while window_end < through {
+            *prev = next_poisson(*prev, &gap_s, decoder);
+            self.window.push(*prev);
+            window_end += 1;
+        }
+    }
+
+    /// The number of arrivals by `at` when the first held time is after it: at least
+    /// `trimmed`, at most `first_held`, counted in the one block whose arrivals straddle `at`.
+    fn count_below_held(&mut self, at: SimTime) -> u64 {
+        // The last block whose checkpoint's `before` arrived by `at`: every offset below its
+        // start arrived, and the next block's `before` (its own last time) did not.
+        let found = self.checkpoints.partition_point(|c| c.before <= at);
+        if found == 0 {
+            return self.trimmed;
+        }
+        let block_start = (self.first_block + found as u64 - 1) * self.sizes.block;
+        let from = block_start.max(self.trimmed);
+        if from >= self.first_held {
+            return from;
+        }
+        self.decode_through(from);
+        let window_end = (self.window_start + self.window.len() as u64).min(self.first_held);
+        let searched = &self.window
+            [(from - self.window_start) as usize..(window_end - self.window_start) as usize];
+        from + searched.partition_point(|t| *t <= at) as u64
+    }
+
+    /// Times held, checkpoints and decoded times (for the memory test).
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> (usize, usize, usize) {
+        (self.times.len(), self.checkpoints.len(), self.window.len())
+    }
+}
+
+/// The arrival after `prev`: an exponential gap in seconds, rounded to the nanosecond as
+/// `SimTime::from_secs_f64` rounds it.
+fn next_poisson(prev: SimTime, gap_s: &Exp<f64>, rng: &mut SimRng) -> SimTime {
+    let gap_s: f64 = gap_s.sample(rng);
+    // At least one nanosecond apart so offsets keep a strict order.
+    let gap = SimTime::from_secs_f64(gap_s).max(SimTime::from_nanos(1));
+    prev.saturating_add(gap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+    use sim_core::RngStreams;
+
+    /// Sizes that never drop a held time: the full record the bounded one must equal.
+    const FULL: Sizes =
+        Sizes { block: 1 << 20, held_cap: u64::MAX, held_keep: 1 << 20, window_cap: 1 << 20 };
+    /// Small sizes, so every path (drops, decoding, window restarts and caps) runs often.
+    const SMALL: Sizes = Sizes { block: 16, held_cap: 64, held_keep: 16, window_cap: 32 };
+
+    fn pair(seed: u64, rate_per_s: f64) -> (PoissonArrivals, PoissonArrivals) {
+        let stream = || RngStreams::new(seed).stream("workload-test");
+        (
+            PoissonArrivals::new(rate_per_s, stream(), FULL),
+            PoissonArrivals::new(rate_per_s, stream(), SMALL),
+        )
+    }
+
+    /// A lagging reader, rewinds to the trim floor, reads at random readable offsets, log ends
+    /// now and in the past, batches and trims: every answer of the bounded record equals the
+    /// full record's, over many seeds.
+    #[test]
+    fn bounded_arrivals_equal_the_full_record() {
+        let start = SimTime::from_millis(3);
+        for seed in 0..60u64 {
+            let (mut full, mut small) = pair(seed, 1000.0);
+            let mut ops = RngStreams::new(seed).stream("ops");
+            let (mut now, mut reader, mut floor) = (start, 0u64, 0u64);
+            let mut out_full = Vec::new();
+            let mut out_small = Vec::new();
+            for step in 0..400 {
+                now += SimTime::from_micros(ops.random_range(0..40_000));
+                let at = now;
+                let end = full.log_end(start, at);
+                assert_eq!(small.log_end(start, at), end, "seed {seed} step {step} log_end");
+                match ops.random_range(0..6) {
+                    0 => {
+                        // A slow reader: a few records at a time.
+                        let count = ops.random_range(0..8).min(end.saturating_sub(reader));
+                        out_full.clear();
+                        out_small.clear();
+                        full.arrivals_into(start, reader, count, &mut out_full);
+                        small.arrivals_into(start, reader, count, &mut out_small);
+                        assert_eq!(out_small, out_full, "seed {seed} step {step} batch");
+                        reader += count;
+                    }
+                    1 => reader = floor, // a rewind to the committed offset
+                    2 => {
+                        let offset = ops.random_range(floor..=end + 40);
+                        assert_eq!(small.arrival(start, offset), full.arrival(start, offset));
+                    }
+                    3 => {
+                        let back = SimTime::from_micros(ops.random_range(0..200_000));
+                        let past = now.saturating_sub(back).max(start);
+                        let known = ops.random_range(floor..=end);
+                        let expected = full.log_end_from(start, past, known);
+                        assert_eq!(small.log_end_from(start, past, known), expected);
+                        assert_eq!(small.log_end(start, past), full.log_end(start, past));
+                    }
+                    4 => {
+                        floor = ops.random_range(floor..=reader.max(floor));
+                        full.trim_below(floor);
+                        small.trim_below(floor);
+                    }
+                    _ => {
+                        let known = ops.random_range(floor..=end);
+                        let expected = full.log_end_from(start, at, known);
+                        assert_eq!(small.log_end_from(start, at, known), expected, "seed {seed}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// `validate`'s memory estimate counts what these sizes hold at most.
+    #[test]
+    fn the_estimate_knows_the_sizes() {
+        let most =
+            RUN_SIZES.held_cap + RUN_SIZES.block + RUN_SIZES.window_cap as u64 + RUN_SIZES.block;
+        assert_eq!(most as f64, scenario::estimate::POISSON_TIMES_HELD_MAX);
+    }
+
+    /// One partition at 10^6 records/s read by nobody for 5 simulated seconds, trimmed below
+    /// offset 0 all along: the full record holds 5 million times, the bounded one at most
+    /// `held_cap` plus a block, and 32-byte checkpoints per 1,024 records; and a reader that
+    /// then reads the backlog from offset 0 gets the same times as the full record.
+    #[test]
+    fn a_backlog_keeps_checkpoints_not_times() {
+        let start = SimTime::ZERO;
+        let stream = || RngStreams::new(5).stream("w");
+        let mut full = PoissonArrivals::new(1e6, stream(), FULL);
+        let mut bounded = PoissonArrivals::new(1e6, stream(), RUN_SIZES);
+        for second in 1..=5 {
+            let at = SimTime::from_secs(second);
+            assert_eq!(bounded.log_end(start, at), full.log_end(start, at));
+            // The reader at offset 0 asks how far the log reaches.
+            assert_eq!(bounded.log_end_from(start, at, 0), full.log_end_from(start, at, 0));
+            full.trim_below(0);
+            bounded.trim_below(0);
+        }
+        let (held, checkpoints, window) = bounded.kept();
+        let drawn = full.kept().0;
+        assert!(drawn > 4_990_000, "drawn {drawn}");
+        assert!(held as u64 <= RUN_SIZES.held_cap + RUN_SIZES.block, "held {held}");
+        assert_eq!(checkpoints as u64, (drawn as u64).div_ceil(RUN_SIZES.block));
+        assert_eq!(window, 0);
+        let mut from_full = Vec::new();
+        let mut from_bounded = Vec::new();
+        for first in (0..drawn as u64 - 10_000).step_by(499_999) {
+            from_full.clear();
+            from_bounded.clear();
+            full.arrivals_into(start, first, 5_000, &mut from_full);
+            bounded.arrivals_into(start, first, 5_000, &mut from_bounded);
+            assert_eq!(from_bounded, from_full, "from {first}");
+        }
+        assert!(bounded.kept().2 <= RUN_SIZES.window_cap + RUN_SIZES.block as usize);
+    }
+}
