@@ -229,8 +229,30 @@ impl PoissonArrivals {
         self.count_below_held(at)
     }
 
-    /// The first offset from `known` on that arrives after `at` (`known` not trimmed).
+    /// The index in `times` of `offset` if it is held.
+    #[inline]
+    fn held_index(&self, offset: u64) -> Option<usize> {
+        let after = usize::try_from(offset.checked_sub(self.first_held)?).ok()?;
+        let index = self.head.checked_add(after)?;
+        (index < self.times.len()).then_some(index)
+    }
+
+    /// The first offset from `known` on that arrives after `at`.
+    #[inline]
     pub(crate) fn log_end_from(&mut self, start: SimTime, at: SimTime, known: u64) -> u64 {
+        // The hot path: `known` is held and the last time drawn is after `at` (nothing to
+        // draw): search the held times from `known` on.
+        if let Some(from) = self.held_index(known) {
+            if self.times.last().is_some_and(|t| *t > at) {
+                return known + self.times[from..].partition_point(|t| *t <= at) as u64;
+            }
+        }
+        self.log_end_from_drawing(start, at, known)
+    }
+
+    /// [`Self::log_end_from`] when `known` is not held or the log must be drawn past `at`.
+    #[inline(never)]
+    fn log_end_from_drawing(&mut self, start: SimTime, at: SimTime, known: u64) -> u64 {
         if known < self.trimmed {
             return self.log_end(start, at).max(known);
         }
@@ -244,17 +266,35 @@ impl PoissonArrivals {
         // Nothing from `known` on is kept from dropping: a lagging reader must not make its
         // backlog held again (the answer is counted below the held times if need be).
         self.draw_past(start, at, u64::MAX);
-        match self.drawn(known) {
-            Some(_) => {
-                let from = (known - self.first_held) as usize;
-                known + self.held()[from..].partition_point(|t| *t <= at) as u64
-            }
+        match self.held_index(known) {
+            Some(from) => known + self.times[from..].partition_point(|t| *t <= at) as u64,
             None => self.log_end(start, at).max(known),
         }
     }
 
     /// Appends the arrivals of offsets `first..first + count` to `out`.
+    #[inline]
     pub(crate) fn arrivals_into(
+        &mut self,
+        start: SimTime,
+        first: u64,
+        count: u64,
+        out: &mut Vec<SimTime>,
+    ) {
+        // The hot path: every one of them held.
+        if let Some(from) = self.held_index(first) {
+            let to = from.saturating_add(usize::try_from(count).unwrap_or(usize::MAX));
+            if to <= self.times.len() {
+                out.extend_from_slice(&self.times[from..to]);
+                return;
+            }
+        }
+        self.arrivals_into_drawing(start, first, count, out);
+    }
+
+    /// [`Self::arrivals_into`] when some of them are not held (drawn ahead, or dropped).
+    #[inline(never)]
+    fn arrivals_into_drawing(
         &mut self,
         start: SimTime,
         first: u64,
