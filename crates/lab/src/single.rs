@@ -63,7 +63,22 @@ pub fn run_protocol_stepped(
     seed: u64,
     stepping: Stepping,
 ) -> Result<RunReport, RunError> {
-    let mut collector = Collector::new(run_labels(scenario, protocol, seed));
+    let threshold = metrics::SPILL_THRESHOLD;
+    run_protocol_spilling(scenario, protocol, seed, stepping, threshold)
+}
+
+/// [`run_protocol_stepped`] whose collector spills its ownership intervals to a temporary file
+/// whenever `threshold` of them are held (`metrics::Collector::with_spill_threshold`): the
+/// report is the same for any threshold; tests take a tiny one to exercise the spill path.
+pub fn run_protocol_spilling(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    stepping: Stepping,
+    threshold: usize,
+) -> Result<RunReport, RunError> {
+    let labels = run_labels(scenario, protocol, seed);
+    let mut collector = Collector::with_spill_threshold(labels, threshold);
     let stats =
         model::simulate_stepped(scenario, protocol, seed, stepping, &mut collector, &mut NoProbe);
     if stats.hit_event_limit {

@@ -15,8 +15,8 @@ use crate::intervals::IntervalSet;
 use crate::latency::LatencyHistogram;
 use crate::ownership::{self, OwnershipInterval, OwnershipLog, NO_OWNER};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
-use crate::time_sweep;
-use crate::timeline::{Availability, OpenSpan, PartTimeline, Timelines};
+use crate::time_sweep::{CoverCount, StopSweep};
+use crate::timeline::{Availability, ExactRow, MergeSource, OpenSpan, Timelines};
 use hdrhistogram::Histogram;
 use model::{
     AccessRef, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Tp, TpTable,
@@ -192,6 +192,14 @@ impl DoneTotals {
 impl Collector {
     /// A collector for one protocol run.
     pub fn new(labels: RunLabels) -> Collector {
+        Collector::with_spill_threshold(labels, crate::timeline::SPILL_THRESHOLD)
+    }
+
+    /// A collector that holds at most `threshold` closed ownership intervals in memory
+    /// before it sorts them and spills them to a temporary file (`timeline.rs`); the report
+    /// is the same whatever the threshold ([`Collector::new`] takes
+    /// [`SPILL_THRESHOLD`](crate::SPILL_THRESHOLD), 16 MiB of intervals).
+    pub fn with_spill_threshold(labels: RunLabels, threshold: usize) -> Collector {
         Collector {
             labels,
             topics: Vec::new(),
@@ -205,7 +213,7 @@ impl Collector {
             commits_failed: 0,
             owner_index: BTreeMap::new(),
             owner_by_id: Vec::new(),
-            timelines: Timelines::default(),
+            timelines: Timelines::with_threshold(threshold),
             fresh: Vec::new(),
             startup_moves: TpTable::default(),
             done: DoneTotals::default(),
@@ -399,36 +407,79 @@ impl Collector {
             members_at_end = self.samples.last().map_or(0, |s| s.members);
         }
         self.on_rebalance_end(end, 0, members_at_end);
-        let (availability, rows): (Vec<Availability>, Vec<_>) = self
-            .take_timelines(end)
-            .into_iter()
-            .map(|t| (t.availability, (t.tp.topic, t.tp.partition, t.rows)))
-            .unzip();
-        let window = Window::split(&availability, self.labels.measure_from);
-        let measured = window.measured.as_deref().unwrap_or(&availability);
-        let partitions = self.partition_rows(measured);
+        let source = self.close_timelines(end);
+        let folded = self.fold_timelines(&source);
+        let partitions = self.partition_rows(&folded.parts);
         self.e2e.flush();
-        let mut summary = self.summary(events, &partitions, measured);
-        self.add_startup(&mut summary, &window);
-        let ownership = self.take_ownership(rows);
+        let mut summary = self.summary(events, &partitions, &folded);
+        self.add_startup(&mut summary, &folded);
+        let timeline = self.timeline_rows(&folded.down_counts);
+        let ownership = self.take_ownership(source, folded.rows);
         RunReport {
             summary: Some(summary),
             ownership,
-            timeline: self.timeline_rows(&availability),
+            timeline,
             partitions,
             rebalances: self.rebalances,
         }
     }
 
-    /// One row per partition; `availability` is in the order of `parts`.
-    fn partition_rows(&self, availability: &[Availability]) -> Vec<PartitionRow> {
+    /// Reads every partition's timeline once, in partition order, and folds what the report
+    /// needs of it: its availability's figures (the partition alone is held at a time), and
+    /// its rows if nothing was spilled (otherwise the log reads them from the spill file).
+    fn fold_timelines(&self, source: &MergeSource) -> Folded {
+        let from = self.labels.measure_from;
+        let at: Vec<SimTime> = self.samples.iter().map(|s| s.at).collect();
+        let mut down_counts = CoverCount::new(&at);
+        let mut stop = StopSweep::default();
+        let mut episodes = EpisodeHistogram::default();
+        let mut parts = Vec::with_capacity(self.parts.len());
+        let mut startup_downtime = SimTime::ZERO;
+        let mut rows = (!source.spilled()).then(Vec::new);
+        let mut merge = source.merge();
+        let mut exact: Vec<ExactRow> = Vec::new();
+        while let Some(tp) = merge.next_partition(&mut exact).unwrap_or_else(|e| {
+            panic!("reading back the ownership intervals spilled to a temporary file: {e}")
+        }) {
+            let availability = Availability::of(&exact);
+            down_counts.add(&availability.down);
+            stop.add(&availability.down, &availability.allowed);
+            let measured = if from.is_zero() {
+                episodes.add(availability.episodes());
+                (availability.downtime(), availability.episodes().len() as u64)
+            } else {
+                startup_downtime += availability.clipped(SimTime::ZERO, from).downtime();
+                let window = availability.clipped(from, SimTime::MAX);
+                episodes.add(window.episodes());
+                (window.downtime(), window.episodes().len() as u64)
+            };
+            parts.push(measured);
+            if let Some(rows) = rows.as_mut() {
+                let intervals = exact.iter().map(ExactRow::interval).collect();
+                rows.push((tp.topic, tp.partition, intervals));
+            }
+        }
+        debug_assert_eq!(parts.len(), self.parts.len(), "a timeline per partition");
+        Folded {
+            parts,
+            episodes,
+            startup: (!from.is_zero())
+                .then(|| (startup_downtime, stop.within(SimTime::ZERO, from))),
+            stop_the_world: stop.within(from, SimTime::MAX),
+            down_counts: down_counts.counts(),
+            rows,
+        }
+    }
+
+    /// One row per partition; `measured` (downtime and episodes in the measurement window)
+    /// is in the order of `parts`.
+    fn partition_rows(&self, measured: &[(SimTime, u64)]) -> Vec<PartitionRow> {
         self.parts
             .iter()
-            .zip(availability)
-            .map(|((tp, p), a)| {
+            .zip(measured)
+            .map(|((tp, p), &(downtime, episodes))| {
                 let c = self.counts(tp);
                 check_partition_conservation(&self.topics, tp, p, c);
-                let downtime = a.downtime();
                 let startup_moves = self.startup_moves.get(tp).copied().unwrap_or(0);
                 PartitionRow {
                     protocol: self.labels.protocol.clone(),
@@ -441,19 +492,14 @@ impl Collector {
                     reprocessed: c.deliveries - c.processed.len(),
                     lost: c.lost(),
                     downtime_s: downtime.as_secs_f64(),
-                    episodes: a.episodes().len() as u64,
+                    episodes,
                     moves: u64::from(p.moves - startup_moves),
                 }
             })
             .collect()
     }
 
-    fn summary(
-        &self,
-        events: u64,
-        rows: &[PartitionRow],
-        availability: &[Availability],
-    ) -> SummaryRow {
+    fn summary(&self, events: u64, rows: &[PartitionRow], folded: &Folded) -> SummaryRow {
         let produced: u64 = rows.iter().map(|r| r.produced).sum();
         let processed: u64 = rows.iter().map(|r| r.processed).sum();
         let reprocessed: u64 = rows.iter().map(|r| r.reprocessed).sum();
@@ -470,7 +516,7 @@ impl Collector {
             unique + reprocessed,
             "conservation: processed {processed} != unique {unique} + reprocessed {reprocessed}"
         );
-        let episodes = episode_histogram(availability);
+        let episodes = folded.episodes.quantiles();
         let downtime: f64 = rows.iter().map(|r| r.downtime_s).sum();
         let measured_rebalances: Vec<&RebalanceRow> = self.measured_rebalances().collect();
         let (reb_p50, reb_max) = rebalance_stats(&measured_rebalances);
@@ -492,7 +538,7 @@ impl Collector {
             downtime_episode_ms_p50: episodes.0,
             downtime_episode_ms_p99: episodes.1,
             downtime_episode_ms_max: episodes.2,
-            stop_the_world_s: stop_the_world(availability).as_secs_f64(),
+            stop_the_world_s: folded.stop_the_world.as_secs_f64(),
             rebalances: measured_rebalances.len() as u64,
             rebalance_ms_p50: reb_p50,
             rebalance_ms_max: reb_max,
@@ -516,11 +562,10 @@ impl Collector {
     }
 
     /// The start-up's figures (before `measure_from`), reported beside the window's.
-    fn add_startup(&self, summary: &mut SummaryRow, window: &Window) {
-        let Some(startup) = &window.startup else { return };
-        summary.startup_downtime_partition_s =
-            startup.iter().fold(SimTime::ZERO, |t, a| t + a.downtime()).as_secs_f64();
-        summary.startup_stop_the_world_s = stop_the_world(startup).as_secs_f64();
+    fn add_startup(&self, summary: &mut SummaryRow, folded: &Folded) {
+        let Some((downtime, stop_the_world)) = folded.startup else { return };
+        summary.startup_downtime_partition_s = downtime.as_secs_f64();
+        summary.startup_stop_the_world_s = stop_the_world.as_secs_f64();
         summary.startup_rebalances =
             self.rebalances.len() as u64 - self.measured_rebalances().count() as u64;
     }
@@ -537,42 +582,41 @@ impl Collector {
             .sum()
     }
 
-    /// Moves every partition's timeline (no copy) and the owner names into the report's log,
-    /// in partition order.
-    /// Closes every partition's timeline at `end` and regroups them (`timeline.rs`), in
-    /// partition order.
-    fn take_timelines(&mut self, end: SimTime) -> Vec<PartTimeline> {
+    /// Closes every partition's timeline at `end`: the source of their rows, in partition
+    /// order (`timeline.rs`).
+    fn close_timelines(&mut self, end: SimTime) -> MergeSource {
         for part in self.parts.values_mut() {
             part.close_interval(end, &mut self.timelines);
             self.timelines.close(part.timeline, &part.open);
         }
-        // One timeline per partition, made in the order partitions appeared: sorted by
-        // partition, they are in the order of `parts`.
-        let mut timelines = std::mem::take(&mut self.timelines).regroup();
-        timelines.sort_unstable_by_key(|t| t.tp);
-        debug_assert!(timelines.iter().map(|t| t.tp).eq(self.parts.keys()));
-        timelines
+        std::mem::take(&mut self.timelines).into_merge_source()
     }
 
-    /// The report's log of every partition's rows (`(topic, partition, rows)`, in partition
-    /// order) and the owner names.
-    fn take_ownership(&mut self, rows: Vec<(u32, u32, Vec<OwnershipInterval>)>) -> OwnershipLog {
+    /// The report's log of every partition's rows and the owner names: `rows`
+    /// (`(topic, partition, rows)`, in partition order) when nothing was spilled, else the
+    /// spilled `source`, read again by each reader of the log.
+    fn take_ownership(
+        &mut self,
+        source: MergeSource,
+        rows: Option<Vec<(u32, u32, Vec<OwnershipInterval>)>>,
+    ) -> OwnershipLog {
         let labels = (
             self.labels.protocol.clone(),
             self.labels.assignor.clone(),
             self.labels.static_membership,
         );
         let owners = self.take_owner_names();
-        OwnershipLog::from_collected(labels, self.topics.clone(), owners, rows)
+        match rows {
+            Some(rows) => OwnershipLog::from_collected(labels, self.topics.clone(), owners, rows),
+            None => OwnershipLog::from_spilled(labels, self.topics.clone(), owners, source),
+        }
     }
 
-    fn timeline_rows(&self, availability: &[Availability]) -> Vec<TimelineRow> {
-        let at: Vec<SimTime> = self.samples.iter().map(|s| s.at).collect();
-        let down = time_sweep::count_covering(&at, availability.iter().map(|a| a.down.as_slice()));
+    fn timeline_rows(&self, down_counts: &[u32]) -> Vec<TimelineRow> {
         self.samples
             .iter()
-            .zip(down)
-            .map(|(sample, down_partitions)| TimelineRow {
+            .zip(down_counts)
+            .map(|(sample, &down_partitions)| TimelineRow {
                 protocol: self.labels.protocol.clone(),
                 assignor: self.labels.assignor.clone(),
                 static_membership: self.labels.static_membership,
@@ -583,6 +627,23 @@ impl Collector {
             })
             .collect()
     }
+}
+
+/// What the end of a run folds from every partition's timeline (`Collector::fold_timelines`).
+struct Folded {
+    /// Per partition (in the order of `parts`): downtime and episodes in the measurement
+    /// window.
+    parts: Vec<(SimTime, u64)>,
+    /// The measured episodes' durations.
+    episodes: EpisodeHistogram,
+    /// The start-up's downtime and stop-the-world time, when there is a start-up.
+    startup: Option<(SimTime, SimTime)>,
+    /// The measured stop-the-world time.
+    stop_the_world: SimTime,
+    /// Down partitions at each sample.
+    down_counts: Vec<u32>,
+    /// Every partition's rows, when nothing was spilled.
+    rows: Option<Vec<(u32, u32, Vec<OwnershipInterval>)>>,
 }
 
 impl Observer for Collector {
@@ -647,43 +708,34 @@ impl Observer for Collector {
     }
 }
 
-/// (p50, p99, max) of down episodes in ms; p50/p99 from an hdrhistogram of microseconds
-/// (3 significant digits, never above the exact max).
-fn episode_histogram(availability: &[Availability]) -> (f64, f64, f64) {
-    let mut h: Histogram<u64> = Histogram::new(3).expect("3 significant digits");
-    let mut max_us = 0;
-    for &(s, e) in availability.iter().flat_map(Availability::episodes) {
-        let us = (e - s).as_nanos() / 1_000;
-        h.record(us).expect("auto-resizing histogram");
-        max_us = max_us.max(us);
+/// Down episodes' durations in microseconds: an hdrhistogram (3 significant digits) and the
+/// exact max.
+struct EpisodeHistogram {
+    histogram: Histogram<u64>,
+    max_us: u64,
+}
+
+impl Default for EpisodeHistogram {
+    fn default() -> EpisodeHistogram {
+        EpisodeHistogram { histogram: Histogram::new(3).expect("3 significant digits"), max_us: 0 }
     }
-    (quantile_ms(&h, 0.5, max_us), quantile_ms(&h, 0.99, max_us), max_us as f64 / 1_000.0)
 }
 
-/// Every partition's availability cut at `measure_from` into the start-up and the measured
-/// window; both `None` when the window is the whole run (nothing is copied then).
-struct Window {
-    startup: Option<Vec<Availability>>,
-    measured: Option<Vec<Availability>>,
-}
-
-impl Window {
-    fn split(availability: &[Availability], from: SimTime) -> Window {
-        if from.is_zero() {
-            return Window { startup: None, measured: None };
+impl EpisodeHistogram {
+    /// Records the episodes `[s, e)`.
+    fn add(&mut self, episodes: &[(SimTime, SimTime)]) {
+        for &(s, e) in episodes {
+            let us = (e - s).as_nanos() / 1_000;
+            self.histogram.record(us).expect("auto-resizing histogram");
+            self.max_us = self.max_us.max(us);
         }
-        let startup = availability.iter().map(|a| a.clipped(SimTime::ZERO, from)).collect();
-        let measured = availability.iter().map(|a| a.clipped(from, SimTime::MAX)).collect();
-        Window { startup: Some(startup), measured: Some(measured) }
     }
-}
 
-/// Time during which some partition is down and none may be consumed.
-fn stop_the_world(availability: &[Availability]) -> SimTime {
-    time_sweep::stop_the_world(
-        availability.iter().map(|a| a.down.as_slice()),
-        availability.iter().map(|a| a.allowed.as_slice()),
-    )
+    /// (p50, p99, max) in ms; p50/p99 never above the exact max.
+    fn quantiles(&self) -> (f64, f64, f64) {
+        let (h, max_us) = (&self.histogram, self.max_us);
+        (quantile_ms(h, 0.5, max_us), quantile_ms(h, 0.99, max_us), max_us as f64 / 1_000.0)
+    }
 }
 
 /// The metrics of `tp` in `parts`, made (with a timeline starting at `at`) if it has none yet.

@@ -7,12 +7,20 @@
 //! on the fly, borrowed ([`OwnershipLog::iter`], no allocation) or owned
 //! ([`OwnershipLog::rows`]), and can be built back from rows ([`OwnershipLog::from_rows`],
 //! [`OwnershipLogBuilder`]) losslessly: `from_rows(rows)` yields exactly `rows` again.
+//!
+//! A long run's log lives on disk: the collector spills its intervals to a temporary file
+//! (`timeline.rs`), and such a log reads them back, partition by partition, each time its
+//! segments are walked (one partition's rows in memory at a time; a failure to read the file
+//! back is a panic: the file was written by this process and is held open, unnamed).
 
 use crate::rows::{Columns, OwnershipRow};
+use crate::timeline::{ExactRow, MergeSource};
 use model::PartState;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// The owner code of an interval with no owner (the empty `owner` column).
 pub(crate) const NO_OWNER: u32 = u32::MAX;
@@ -191,50 +199,92 @@ pub struct OwnershipLog {
     /// Names of the state codes from `KNOWN_STATES.len()` on.
     other_states: Vec<String>,
     segments: Vec<Segment>,
+    /// The rows on disk, read back on each walk (then `segments` is empty).
+    spilled: Option<Arc<MergeSource>>,
     len: usize,
 }
 
 /// The consecutive rows of one partition in an [`OwnershipLog`] (the collector's log has one
-/// segment per partition).
-#[derive(Clone, Copy)]
+/// segment per partition): borrowed from a log in memory, owned when read back from a spill.
+#[derive(Clone)]
 pub struct OwnershipSegment<'a> {
     log: &'a OwnershipLog,
-    segment: &'a Segment,
+    topic: u32,
+    partition: u32,
+    intervals: Cow<'a, [OwnershipInterval]>,
 }
 
 impl<'a> OwnershipSegment<'a> {
     /// Topic name.
     pub fn topic(&self) -> &'a str {
-        &self.log.topics[self.segment.topic as usize]
+        &self.log.topics[self.topic as usize]
     }
 
     /// Partition number.
     pub fn partition(&self) -> u32 {
-        self.segment.partition
+        self.partition
     }
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.segment.intervals.len()
+        self.intervals.len()
     }
 
     /// Whether the segment has no rows.
     pub fn is_empty(&self) -> bool {
-        self.segment.intervals.is_empty()
+        self.intervals.is_empty()
     }
 
     /// The rows' intervals, compact (times, owner index, state code), in order: the rows
     /// without building them ([`OwnershipLog::owner_names`] and [`OwnershipLog::state_names`]
     /// name the codes).
-    pub fn intervals(&self) -> &'a [OwnershipInterval] {
-        &self.segment.intervals
+    pub fn intervals(&self) -> &[OwnershipInterval] {
+        &self.intervals
+    }
+
+    /// Row `i`.
+    fn row(&self, i: usize) -> OwnershipRowRef<'a> {
+        self.log.row_ref(self.topic(), self.partition, &self.intervals[i])
     }
 
     /// The rows, in order.
-    pub fn iter(&self) -> impl Iterator<Item = OwnershipRowRef<'a>> + 'a {
-        let (log, segment) = (self.log, self.segment);
-        let topic = self.topic();
-        segment.intervals.iter().map(move |i| log.row_ref(topic, segment.partition, i))
+    pub fn iter(&self) -> impl Iterator<Item = OwnershipRowRef<'a>> + '_ {
+        (0..self.len()).map(|i| self.row(i))
+    }
+
+    /// The rows, in order, the segment moved in.
+    pub fn into_rows(self) -> impl Iterator<Item = OwnershipRowRef<'a>> {
+        (0..self.len()).map(move |i| self.row(i))
+    }
+}
+
+/// The segments of a spilled log, read back partition by partition.
+struct SpilledSegments<'a> {
+    log: &'a OwnershipLog,
+    merge: crate::timeline::Merge<'a>,
+    rows: Vec<ExactRow>,
+}
+
+impl<'a> Iterator for SpilledSegments<'a> {
+    type Item = OwnershipSegment<'a>;
+
+    fn next(&mut self) -> Option<OwnershipSegment<'a>> {
+        loop {
+            let tp = self.merge.next_partition(&mut self.rows).unwrap_or_else(|e| {
+                panic!("reading back the ownership intervals spilled to a temporary file: {e}")
+            })?;
+            if self.rows.is_empty() {
+                continue;
+            }
+            let intervals: Vec<OwnershipInterval> =
+                self.rows.iter().map(ExactRow::interval).collect();
+            return Some(OwnershipSegment {
+                log: self.log,
+                topic: tp.topic,
+                partition: tp.partition,
+                intervals: Cow::Owned(intervals),
+            });
+        }
     }
 }
 
@@ -262,8 +312,35 @@ impl OwnershipLog {
             owners,
             other_states: Vec::new(),
             segments,
+            spilled: None,
             len,
         }
+    }
+
+    /// The log of a run whose intervals were spilled: `source` is read back on each walk.
+    pub(crate) fn from_spilled(
+        labels: (String, String, bool),
+        topics: Vec<String>,
+        owners: Vec<String>,
+        source: MergeSource,
+    ) -> OwnershipLog {
+        let (protocol, assignor, static_membership) = labels;
+        OwnershipLog {
+            protocol,
+            assignor,
+            static_membership,
+            topics,
+            owners,
+            other_states: Vec::new(),
+            segments: Vec::new(),
+            len: source.rows(),
+            spilled: Some(Arc::new(source)),
+        }
+    }
+
+    /// Whether the rows are read back from a spill file (a long run's), not held in memory.
+    pub fn is_spilled(&self) -> bool {
+        self.spilled.is_some()
     }
 
     /// A log holding `rows` (of one protocol run), in their order; it yields them back exactly.
@@ -289,7 +366,7 @@ impl OwnershipLog {
 
     /// The rows, borrowed, in order.
     pub fn iter(&self) -> impl Iterator<Item = OwnershipRowRef<'_>> + '_ {
-        self.segments().flat_map(|s| s.iter())
+        self.segments().flat_map(OwnershipSegment::into_rows)
     }
 
     /// The rows, owned, in order (each built on the fly).
@@ -302,9 +379,20 @@ impl OwnershipLog {
         self.iter().next()
     }
 
-    /// The segments (consecutive rows of one partition), in row order.
-    pub fn segments(&self) -> impl Iterator<Item = OwnershipSegment<'_>> + '_ {
-        self.segments.iter().map(move |segment| OwnershipSegment { log: self, segment })
+    /// The segments (consecutive rows of one partition), in row order. A spilled log reads
+    /// them back from its file, one at a time.
+    pub fn segments(&self) -> Box<dyn Iterator<Item = OwnershipSegment<'_>> + '_> {
+        match &self.spilled {
+            Some(source) => {
+                Box::new(SpilledSegments { log: self, merge: source.merge(), rows: Vec::new() })
+            }
+            None => Box::new(self.segments.iter().map(move |segment| OwnershipSegment {
+                log: self,
+                topic: segment.topic,
+                partition: segment.partition,
+                intervals: Cow::Borrowed(&segment.intervals),
+            })),
+        }
     }
 
     /// The owner names, indexed by [`OwnershipInterval::owner_index`].
@@ -504,7 +592,7 @@ mod tests {
         assert_eq!(log.first().unwrap().owner, "c10");
         let states: Vec<&str> = log.state_names().collect();
         let codes: Vec<u8> =
-            log.segments().flat_map(|s| s.intervals()).map(|i| i.state_code()).collect();
+            log.segments().flat_map(|s| s.intervals().to_vec()).map(|i| i.state_code()).collect();
         let names: Vec<&str> = codes.iter().map(|c| states[usize::from(*c)]).collect();
         assert_eq!(names, rows.iter().map(|r| r.state.as_str()).collect::<Vec<_>>());
         // Equality is row equality: a log built from the same rows twice is equal.
@@ -568,7 +656,7 @@ mod tests {
         let states: Vec<&str> = log.state_names().collect();
         let by_codes: Vec<(f64, f64, &str, &str)> = log
             .segments()
-            .flat_map(|s| s.intervals())
+            .flat_map(|s| s.intervals().to_vec())
             .map(|i| {
                 let owner = i.owner_index().map_or("", |o| log.owner_names()[o].as_str());
                 (i.start_s(), i.end_s(), owner, states[usize::from(i.state_code())])

@@ -6,13 +6,19 @@
 //! A sweep over all edges in time order (a heap of one cursor per list) cost a log factor per
 //! edge: 26 million edges of 20,000 lists for the hour of `sims/bench/large-rolling-restart.toml`
 //! under eager, 3 s of the report. Here the gaps of the allowed intervals (few: the group's
-//! stop-the-world windows) are found first, and only the down pieces inside them are kept.
+//! stop-the-world windows) are kept, and only the down pieces inside them.
+//!
+//! Both are fed one partition at a time ([`StopSweep`], [`CoverCount`]): the end of a run
+//! reads its partitions' timelines back one after another from a stream (issue 29), and holds
+//! no partition's lists beyond its own. [`stop_the_world`] and [`count_covering`], which take
+//! every list at once, stay as the tests' reference.
 
 use sim_core::SimTime;
 
 /// A time interval `[start, end)`.
 pub type Span = (SimTime, SimTime);
 
+#[cfg(test)]
 /// The time during which some list of `down` has an interval and no list of `allowed` has
 /// one: the measure of `(U down) \ (U allowed)`.
 pub fn stop_the_world<'a>(
@@ -33,6 +39,124 @@ pub fn stop_the_world<'a>(
         cover_gaps(&gaps, list, &mut covered);
     }
     covered.iter().flatten().fold(SimTime::ZERO, |total, &(s, e)| total + (e - s))
+}
+
+/// [`stop_the_world`] fed one partition at a time (its down and allowed lists), for a run
+/// whose partitions are read back from a stream one after another: the gaps of the allowed
+/// intervals seen so far, and the down pieces inside them. Allowed intervals only ever shrink
+/// both; at the end the pieces are `(U down) \ (U allowed)`, exactly.
+#[derive(Debug)]
+pub struct StopSweep {
+    gaps: Vec<Span>,
+    stopped: Vec<Span>,
+    pieces: Vec<Span>,
+    scratch: Vec<Span>,
+}
+
+impl Default for StopSweep {
+    fn default() -> StopSweep {
+        StopSweep {
+            gaps: vec![(SimTime::ZERO, SimTime::MAX)],
+            stopped: Vec::new(),
+            pieces: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl StopSweep {
+    /// Adds one list's down and allowed intervals (each sorted and disjoint).
+    pub fn add(&mut self, down: &[Span], allowed: &[Span]) {
+        if !allowed.is_empty() {
+            subtract(&self.gaps, allowed, &mut self.scratch);
+            std::mem::swap(&mut self.gaps, &mut self.scratch);
+            subtract(&self.stopped, allowed, &mut self.scratch);
+            std::mem::swap(&mut self.stopped, &mut self.scratch);
+        }
+        self.pieces.clear();
+        let mut g = 0;
+        for &(start, end) in down {
+            while g < self.gaps.len() && self.gaps[g].1 <= start {
+                g += 1;
+            }
+            let mut k = g;
+            while k < self.gaps.len() && self.gaps[k].0 < end {
+                self.pieces.push((start.max(self.gaps[k].0), end.min(self.gaps[k].1)));
+                k += 1;
+            }
+        }
+        if !self.pieces.is_empty() {
+            union(&self.stopped, &self.pieces, &mut self.scratch);
+            std::mem::swap(&mut self.stopped, &mut self.scratch);
+        }
+    }
+
+    /// The stop-the-world time inside `[from, to)`.
+    pub fn within(&self, from: SimTime, to: SimTime) -> SimTime {
+        self.stopped
+            .iter()
+            .map(|&(s, e)| (s.max(from), e.min(to)))
+            .filter(|(s, e)| s < e)
+            .fold(SimTime::ZERO, |total, (s, e)| total + (e - s))
+    }
+}
+
+/// `out` = the union of `a` and `b` (both sorted and disjoint), touching pieces merged.
+fn union(a: &[Span], b: &[Span], out: &mut Vec<Span>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = if j == b.len() || (i < a.len() && a[i].0 <= b[j].0) {
+            i += 1;
+            a[i - 1]
+        } else {
+            j += 1;
+            b[j - 1]
+        };
+        match out.last_mut() {
+            Some(last) if next.0 <= last.1 => last.1 = last.1.max(next.1),
+            _ => out.push(next),
+        }
+    }
+}
+
+/// [`count_covering`] fed one list at a time.
+#[derive(Debug)]
+pub struct CoverCount<'a> {
+    at: &'a [SimTime],
+    /// +1 at the first sample inside an interval, -1 at the first one past it.
+    delta: Vec<i64>,
+}
+
+impl<'a> CoverCount<'a> {
+    /// Counts for the times `at` (ascending).
+    pub fn new(at: &'a [SimTime]) -> CoverCount<'a> {
+        CoverCount { at, delta: vec![0; at.len() + 1] }
+    }
+
+    /// Adds one list (sorted and disjoint).
+    pub fn add(&mut self, list: &[Span]) {
+        for &(start, end) in list {
+            let from = self.at.partition_point(|t| *t < start);
+            let to = self.at.partition_point(|t| *t < end);
+            if from < to {
+                self.delta[from] += 1;
+                self.delta[to] -= 1;
+            }
+        }
+    }
+
+    /// For each time, how many lists have an interval containing it.
+    pub fn counts(&self) -> Vec<u32> {
+        let mut count = 0i64;
+        self.delta[..self.at.len()]
+            .iter()
+            .map(|d| {
+                count += d;
+                count as u32
+            })
+            .collect()
+    }
 }
 
 /// `out` = `spans` minus the intervals of `holes` (both sorted and disjoint).
@@ -59,6 +183,7 @@ fn subtract(spans: &[Span], holes: &[Span], out: &mut Vec<Span>) {
     }
 }
 
+#[cfg(test)]
 /// Adds the parts of `list` inside each gap to that gap's covered set.
 fn cover_gaps(gaps: &[Span], list: &[Span], covered: &mut [Vec<Span>]) {
     let mut g = 0;
@@ -75,6 +200,7 @@ fn cover_gaps(gaps: &[Span], list: &[Span], covered: &mut [Vec<Span>]) {
     }
 }
 
+#[cfg(test)]
 /// Adds `piece` to the sorted, disjoint `set`, merging what it overlaps or touches.
 fn insert_merged(set: &mut Vec<Span>, (start, end): Span) {
     // Pieces mostly arrive in order, or cover what is there already: check the last first.
@@ -94,29 +220,15 @@ fn insert_merged(set: &mut Vec<Span>, (start, end): Span) {
     set.splice(first..past, [merged]);
 }
 
+#[cfg(test)]
 /// For each time of `at` (ascending), how many lists have an interval containing it
 /// (`start <= t < end`).
 pub fn count_covering<'a>(at: &[SimTime], lists: impl Iterator<Item = &'a [Span]>) -> Vec<u32> {
-    // +1 at the first sample inside an interval, -1 at the first one past it.
-    let mut delta = vec![0i64; at.len() + 1];
+    let mut count = CoverCount::new(at);
     for list in lists {
-        for &(start, end) in list {
-            let from = at.partition_point(|t| *t < start);
-            let to = at.partition_point(|t| *t < end);
-            if from < to {
-                delta[from] += 1;
-                delta[to] -= 1;
-            }
-        }
+        count.add(list);
     }
-    let mut count = 0i64;
-    delta[..at.len()]
-        .iter()
-        .map(|d| {
-            count += d;
-            count as u32
-        })
-        .collect()
+    count.counts()
 }
 
 #[cfg(test)]
@@ -186,6 +298,46 @@ mod tests {
                 allowed.iter().map(|l| l.as_slice()),
             );
             assert_eq!(fast, stop_the_world_by_ms(&down, &allowed, end_ms), "round {round}");
+        }
+    }
+
+    /// Fed one list at a time, in any mix of down and allowed lists, the sweep gives
+    /// [`stop_the_world`] of the whole run and of the lists cut at a bound.
+    #[test]
+    fn stop_sweep_equals_stop_the_world_whole_and_windowed() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+        for round in 0..300 {
+            let end_ms = 300;
+            let down = random_lists(&mut rng, 1 + round % 7, end_ms);
+            let allowed: Vec<Vec<Span>> = random_lists(&mut rng, round % 5, end_ms)
+                .into_iter()
+                .map(|l| l.into_iter().step_by(1 + round % 3).collect())
+                .collect();
+            let mut sweep = StopSweep::default();
+            for i in 0..down.len().max(allowed.len()) {
+                let d = down.get(i).map_or(&[][..], |l| l.as_slice());
+                let a = allowed.get(i).map_or(&[][..], |l| l.as_slice());
+                sweep.add(d, a);
+            }
+            let whole = |d: &[Vec<Span>], a: &[Vec<Span>]| {
+                stop_the_world(d.iter().map(|l| l.as_slice()), a.iter().map(|l| l.as_slice()))
+            };
+            assert_eq!(sweep.within(SimTime::ZERO, SimTime::MAX), whole(&down, &allowed));
+            let cut = ms(rng.random_range(0..end_ms));
+            let clip = |lists: &[Vec<Span>], from: SimTime, to: SimTime| -> Vec<Vec<Span>> {
+                lists
+                    .iter()
+                    .map(|l| {
+                        let clipped = l.iter().map(|&(s, e)| (s.max(from), e.min(to)));
+                        clipped.filter(|(s, e)| s < e).collect()
+                    })
+                    .collect()
+            };
+            let before =
+                whole(&clip(&down, SimTime::ZERO, cut), &clip(&allowed, SimTime::ZERO, cut));
+            let after = whole(&clip(&down, cut, SimTime::MAX), &clip(&allowed, cut, SimTime::MAX));
+            assert_eq!(sweep.within(SimTime::ZERO, cut), before, "round {round}");
+            assert_eq!(sweep.within(cut, SimTime::MAX), after, "round {round}");
         }
     }
 

@@ -219,38 +219,54 @@ impl Category {
 /// The durations in milliseconds of the down episodes in ownership rows, sorted ascending. An
 /// episode is a maximal run of adjacent down intervals of one partition (causes may change
 /// inside it, the rows of a partition are taken by start then end); zero-length rows neither
-/// start nor end one. Only one partition's intervals are copied at a time.
+/// start nor end one. Only one partition's intervals are copied at a time (a spilled log,
+/// which has one segment per partition, is read one segment at a time).
 pub fn downtime_episodes_ms(log: &OwnershipLog) -> Vec<f64> {
-    let mut by_partition: BTreeMap<(&str, u32), Vec<OwnershipSegment<'_>>> = BTreeMap::new();
-    for segment in log.segments() {
-        by_partition.entry((segment.topic(), segment.partition())).or_default().push(segment);
-    }
     let mut episodes = Vec::new();
     let mut order: Vec<(f64, f64, bool)> = Vec::new();
-    for segments in by_partition.values() {
-        order.clear();
-        let rows = segments.iter().flat_map(|s| s.iter()).filter(|r| r.end_s > r.start_s);
-        order.extend(rows.map(|r| (r.start_s, r.end_s, DownCause::of_state(r.state).is_some())));
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        let mut open: Option<(f64, f64)> = None;
-        for &(start_s, end_s, down) in &order {
-            let continues = open.is_some_and(|(_, end)| start_s - end <= ADJACENT_S);
-            match (down, continues, open) {
-                (true, true, Some((start, end))) => open = Some((start, end.max(end_s))),
-                (true, _, _) => {
-                    close(&mut episodes, open);
-                    open = Some((start_s, end_s));
-                }
-                (false, _, _) => {
-                    close(&mut episodes, open);
-                    open = None;
-                }
-            }
+    if log.is_spilled() {
+        for segment in log.segments() {
+            partition_episodes(std::slice::from_ref(&segment), &mut order, &mut episodes);
         }
-        close(&mut episodes, open);
+    } else {
+        let mut by_partition: BTreeMap<(&str, u32), Vec<OwnershipSegment<'_>>> = BTreeMap::new();
+        for segment in log.segments() {
+            by_partition.entry((segment.topic(), segment.partition())).or_default().push(segment);
+        }
+        for segments in by_partition.values() {
+            partition_episodes(segments, &mut order, &mut episodes);
+        }
     }
     episodes.sort_by(f64::total_cmp);
     episodes
+}
+
+/// Adds the down episodes of one partition's `segments` to `episodes` (`order` is scratch).
+fn partition_episodes(
+    segments: &[OwnershipSegment<'_>],
+    order: &mut Vec<(f64, f64, bool)>,
+    episodes: &mut Vec<f64>,
+) {
+    order.clear();
+    let rows = segments.iter().flat_map(|s| s.iter()).filter(|r| r.end_s > r.start_s);
+    order.extend(rows.map(|r| (r.start_s, r.end_s, DownCause::of_state(r.state).is_some())));
+    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut open: Option<(f64, f64)> = None;
+    for &(start_s, end_s, down) in order.iter() {
+        let continues = open.is_some_and(|(_, end)| start_s - end <= ADJACENT_S);
+        match (down, continues, open) {
+            (true, true, Some((start, end))) => open = Some((start, end.max(end_s))),
+            (true, _, _) => {
+                close(episodes, open);
+                open = Some((start_s, end_s));
+            }
+            (false, _, _) => {
+                close(episodes, open);
+                open = None;
+            }
+        }
+    }
+    close(episodes, open);
 }
 
 fn close(episodes: &mut Vec<f64>, open: Option<(f64, f64)>) {
@@ -312,10 +328,15 @@ pub fn build_grid(
     if cols == 0 || t_end_s <= 0.0 || partitions.is_empty() {
         return grid;
     }
-    let by_row = segments_by_grid_row(log, partitions, per_row, grid_rows);
     let col_s = t_end_s / cols as f64;
     let mut down_s = vec![0.0; cols];
     let mut weights: Vec<Vec<(Category, f64)>> = vec![Vec::new(); cols];
+    if fill_in_log_order(&mut grid, log, partitions, members, (&mut weights, &mut down_s)) {
+        return finish_down_fraction(grid, partitions.len(), col_s, &down_s);
+    }
+    grid.cells.iter_mut().for_each(|c| *c = None);
+    down_s.iter_mut().for_each(|d| *d = 0.0);
+    let by_row = segments_by_grid_row(log, partitions, per_row, grid_rows);
     for (r, segments) in by_row.iter().enumerate() {
         weights.iter_mut().for_each(Vec::clear);
         for row in segments.iter().flat_map(|s| s.iter()) {
@@ -326,11 +347,72 @@ pub fn build_grid(
             grid.cells[r * cols + c] = pick(w, per_row == 1);
         }
     }
-    let partition_col_s = partitions.len() as f64 * col_s;
-    for (f, d) in grid.down_fraction.iter_mut().zip(&down_s) {
+    finish_down_fraction(grid, partitions.len(), col_s, &down_s)
+}
+
+/// The grid with its `down_fraction` strip from the down time `down_s` of each column.
+fn finish_down_fraction(
+    mut grid: OwnershipGrid,
+    partitions: usize,
+    col_s: f64,
+    down_s: &[f64],
+) -> OwnershipGrid {
+    let partition_col_s = partitions as f64 * col_s;
+    for (f, d) in grid.down_fraction.iter_mut().zip(down_s) {
         *f = (d / partition_col_s).clamp(0.0, 1.0);
     }
     grid
+}
+
+/// A column's time per category in one grid row.
+type Weights = Vec<(Category, f64)>;
+
+/// Fills the grid's cells (and the down time per column) walking the log's segments once, if
+/// they come in the order of the grid's rows (the collector's log does, when its topics are
+/// named in alphabetical order): one grid row is held at a time, and a spilled log is read one
+/// segment at a time. The same sums in the same order as the walk of
+/// [`segments_by_grid_row`]. Returns false, having filled part of the grid, at the first
+/// segment out of order.
+fn fill_in_log_order(
+    grid: &mut OwnershipGrid,
+    log: &OwnershipLog,
+    partitions: &[(String, u32)],
+    members: &[String],
+    (weights, down_s): (&mut [Weights], &mut [f64]),
+) -> bool {
+    let (cols, per_row) = (grid.cols, grid.partitions_per_row);
+    let col_s = grid.t_end_s / cols as f64;
+    let index: BTreeMap<(&str, u32), usize> =
+        partitions.iter().enumerate().map(|(i, (t, p))| ((t.as_str(), *p), i)).collect();
+    // Rows before `next` are filled; `next` is the one being summed.
+    let mut next = 0;
+    let flush = |grid: &mut OwnershipGrid, weights: &mut [Weights], r: usize| {
+        for (c, w) in weights.iter().enumerate() {
+            grid.cells[r * cols + c] = pick(w, per_row == 1);
+        }
+        weights.iter_mut().for_each(Vec::clear);
+    };
+    weights.iter_mut().for_each(Vec::clear);
+    for segment in log.segments() {
+        let Some(&i) = index.get(&(segment.topic(), segment.partition())) else { continue };
+        let r = i / per_row;
+        if r < next {
+            return false;
+        }
+        while next < r {
+            flush(grid, weights, next);
+            next += 1;
+        }
+        for row in segment.iter() {
+            let cat = Category::of_row(&row, members);
+            add_interval(weights, down_s, cat, row.start_s, row.end_s, col_s);
+        }
+    }
+    while next < grid.rows {
+        flush(grid, weights, next);
+        next += 1;
+    }
+    true
 }
 
 /// The segments of each grid row, in log order (so each grid row sees its rows in log order).
