@@ -136,3 +136,9 @@ member = "c3"
 "#;
     assert_spill_changes_nothing(&parse(text, "spill-window.toml"), &[3, 50], true);
 }
+
+/// `validate`'s memory estimate counts at most the intervals a run holds before it spills.
+#[test]
+fn the_estimate_knows_the_spill_threshold() {
+    assert_eq!(metrics::SPILL_THRESHOLD as f64, scenario::estimate::INTERVALS_HELD_MAX);
+}

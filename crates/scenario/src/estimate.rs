@@ -9,7 +9,9 @@
 //!   finished protocol run, kept until every protocol has run (`run` writes them together);
 //!   with `run --jobs N`, up to N protocol runs hold their state at once ([`estimate_run`]);
 //! - per rebalance, the ownership intervals it opens (every partition under eager protocols,
-//!   about a member's share under the incremental ones);
+//!   about a member's share under the incremental ones), of which each protocol run holds at
+//!   most [`INTERVALS_HELD_MAX`] in memory (`metrics::SPILL_THRESHOLD`: the rest are spilled
+//!   to a temporary file, 16 bytes each, and read back at the end);
 //! - the Poisson arrival times held: `crates/model/src/workload/poisson.rs` holds the drawn
 //!   time of each record not yet consumed and committed up to [`POISSON_TIMES_HELD_MAX`] a
 //!   partition, and past that (a backlog that grows) a 32-byte checkpoint per 1,024 records;
@@ -39,8 +41,13 @@ const PARTITION_BYTES: f64 = 750.0;
 const PARTITION_ROW_BYTES: f64 = 300.0;
 /// Per member: its state in the model and the coordinator.
 const MEMBER_BYTES: f64 = 4096.0;
-/// One ownership interval (24 bytes packed, metrics::OwnershipInterval).
-const INTERVAL_BYTES: f64 = 24.0;
+/// One ownership interval held: 16 bytes in the collector's list, and 16 more while the list
+/// is sorted by partition before it is spilled (metrics::timeline).
+const INTERVAL_BYTES: f64 = 32.0;
+/// The most ownership intervals a protocol run holds in memory: `metrics::SPILL_THRESHOLD`
+/// (a test in `lab` keeps the two equal); a finished run keeps at most these until the files
+/// are written.
+pub const INTERVALS_HELD_MAX: f64 = 1_048_576.0;
 /// Per held Poisson arrival time: 8 bytes, with the vector's growth and compaction slack
 /// (fitted when every arrival was held: one partition at 10^6 records/s for 20 s peaked at
 /// 407 MB).
@@ -121,6 +128,8 @@ fn estimate_with(scenario: &Scenario, protocols: usize, at_once: usize) -> Estim
     let in_flight = at_once as f64;
     let intervals =
         if protocols == 1 { sizes.intervals } else { sizes.intervals_all.max(sizes.intervals) };
+    let intervals_held =
+        if protocols == 1 { sizes.intervals_held } else { sizes.intervals_held_all };
     // The parts each run in flight holds: counted `at_once` times, with `--jobs` among their
     // keys when that is more than one.
     let keys = |one: &'static str, many: &'static str| if at_once == 1 { one } else { many };
@@ -149,9 +158,9 @@ fn estimate_with(scenario: &Scenario, protocols: usize, at_once: usize) -> Estim
             amount: sizes.partitions * PARTITION_ROW_BYTES * (runs - in_flight),
         },
         Part {
-            what: format!("{intervals:.0} ownership intervals"),
+            what: format!("{intervals_held:.0} ownership intervals held"),
             keys: "[[topic]] partitions, [[event]] entries (each rebalance moves partitions)",
-            amount: intervals * INTERVAL_BYTES,
+            amount: intervals_held * INTERVAL_BYTES,
         },
         Part {
             what: format!("a Poisson backlog of {:.3e} records{times}", sizes.backlog),
@@ -217,6 +226,10 @@ struct Sizes {
     intervals: f64,
     /// Ownership intervals of every protocol's run, one after the other.
     intervals_all: f64,
+    /// Of `intervals`, those held in memory (at most [`INTERVALS_HELD_MAX`]).
+    intervals_held: f64,
+    /// Of `intervals_all`, those held in memory (at most [`INTERVALS_HELD_MAX`] a run).
+    intervals_held_all: f64,
     /// Poisson arrivals not yet consumed and committed at the peak.
     backlog: f64,
     /// Poisson arrival times held at the peak (at most [`POISSON_TIMES_HELD_MAX`] a partition).
@@ -241,7 +254,9 @@ impl Sizes {
         };
         let per_protocol = scenario.protocols.iter().map(|p| intervals_of(p.protocol));
         let intervals = per_protocol.clone().fold(0.0, f64::max);
-        let intervals_all = per_protocol.sum();
+        let intervals_all = per_protocol.clone().sum();
+        let intervals_held = intervals.min(INTERVALS_HELD_MAX);
+        let intervals_held_all = per_protocol.map(|n| n.min(INTERVALS_HELD_MAX)).sum();
         let PoissonSizes { backlog, held_times, drawn: poisson_records } =
             poisson_sizes(scenario, partitions, duration_s);
         Sizes {
@@ -250,6 +265,8 @@ impl Sizes {
             duration_s,
             intervals,
             intervals_all,
+            intervals_held,
+            intervals_held_all,
             backlog,
             held_times,
             poisson_records,
