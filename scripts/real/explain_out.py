@@ -101,6 +101,13 @@ the cell's scenario.toml):
 - `start-max`: rebalance_ms_max below the range; the bounding run's max is its start (the
   formation) and every other rebalance of that run lasts at most the sim's max: without the
   longer start the run would not be above the sim.
+- `join-stall-end`: rebalance_ms_max / _p50 below the range, a scenario with one `join` at J
+  during one `stall` that ends at E; the value is the join's rebalance in the sim and in the
+  bounding run; the run's starts at J (within 10 ms: the harness counts from the joiner's
+  moment), the sim's at its joiner's start draw (J + the [timing] start_delay or later); the
+  sim's ends within 50 ms after E, the run's 0-300 ms after E (the client-side time after the
+  broker's answer, 20-300 ms on this host, docs/timing.md); the distance <= (the sim's start -
+  J) + (the run's end - the sim's end).
 - `kip848-start-count`: KIP-848 rebalances, sim above by 1; the sim's rebalance 0 is a group
   of one (members 1, nothing moved, under 1 ms) before the rebalance that forms the group, and
   every real run's rebalance 0 ends with the whole group and moved partitions (its start is one
@@ -911,6 +918,40 @@ def check_start_max(cell: Cell, base: Path) -> tuple[bool, str]:
     )
 
 
+def check_join_stall_end(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric not in ("rebalance_ms_p50", "rebalance_ms_max") or cell.side != "below":
+        return False, "check join-stall-end applies to rebalance_ms_p50 / _max below the range"
+    sc = _scenario(cell, base)
+    joins = [_seconds(e["at"]) for e in _events(sc) if e.get("kind") == "join"]
+    stalls = [e for e in _events(sc) if e.get("kind") == "stall"]
+    if len(joins) != 1 or len(stalls) != 1:
+        return False, "not a single join and a single stall"
+    j = joins[0]
+    s0 = _seconds(stalls[0]["at"])
+    e = s0 + _seconds(stalls[0]["duration"])
+    if not s0 < j < e:
+        return False, "the join does not fall within the stall"
+    delay = _seconds(sc.get("timing", {}).get("start_delay", "0s"))
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    i_sim, i_run = _source_index(sim, cell.metric), _source_index(run, cell.metric)
+    s, r = _rows(sim, "rebalances.csv")[i_sim], _rows(run, "rebalances.csv")[i_run]
+    if s["trigger"] != "join" or r["trigger"] != "join":
+        return False, f"{cell.metric} = rebalance {i_sim} ({s['trigger']}) in the sim, {i_run} ({r['trigger']}) in {_where(run, base)}: not the join's"
+    sa, sb, ra, rb = float(s["start_s"]), float(s["end_s"]), float(r["start_s"]), float(r["end_s"])
+    if abs(ra - j) > 0.01 or sa < j + delay:
+        return False, f"the run's join rebalance starts at {ra:.3f} s, the sim's at {sa:.3f} s (join at {j:g} s, start_delay {delay:g} s)"
+    if not (e <= sb <= e + 0.05 and e <= rb <= e + 0.3):
+        return False, f"the sim's join rebalance ends at {sb:.3f} s, the run's at {rb:.3f} s (stall ends at {e:g} s)"
+    start_part, end_part = (sa - ra) * 1e3, (rb - sb) * 1e3
+    ok = cell.distance is not None and cell.distance <= start_part + end_part + 0.01
+    return ok, (
+        f"{cell.metric} = the join's rebalance (stall {s0:g}-{e:g} s, join at {j:g} s): {_where(run, base)} "
+        f"{ra:.3f}-{rb:.3f} s, the sim {sa:.3f}-{sb:.3f} s; the sim's joiner starts {start_part:.0f} ms after the run's, "
+        f"the run ends {end_part:.0f} ms after the sim: {start_part + end_part:.0f} ms "
+        f"{'>=' if ok else '<'} distance {cell.distance:.0f} ms"
+    )
+
+
 def check_kip848_start_count(cell: Cell, base: Path) -> tuple[bool, str]:
     if cell.metric != "rebalances" or cell.side != "above" or not math.isclose(cell.distance, 1.0):
         return False, "check kip848-start-count applies to rebalances above the range by 1"
@@ -948,6 +989,7 @@ CHECKS = {
     "pause-held": check_pause_held,
     "kip848-spread-p50": check_kip848_spread_p50,
     "start-max": check_start_max,
+    "join-stall-end": check_join_stall_end,
 }
 
 
