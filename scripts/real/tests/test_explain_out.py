@@ -357,6 +357,33 @@ class NewChecksTest(unittest.TestCase):
         self.assertTrue(ok, why)
         self.assertIn("at most 2840 ms <= the sim's 3000 ms", why)
 
+    def test_join_stall_end(self) -> None:
+        self.scenario("stall-join", '[[topic]]\nname = "events"\npartitions = 6\n\n[group]\nmembers = 3\n\n'
+                                    '[[event]]\nat = "12s"\nkind = "stall"\nmember = "c1"\nduration = "10s"\n\n'
+                                    '[[event]]\nat = "14s"\nkind = "join"\nmember = "c3"\n\n'
+                                    '[timing]\nstart_delay = "100ms"\nstart_spread = "600ms"\n')
+        folder = self.base / "java/stall-join/eager_range"
+        # The sim: join from 14.3 s (its joiner's start draw) to 22.004 s = 7704 ms.
+        write_run2(folder / "sim", {"rebalance_ms_max": 7704.0},
+                   [("join", 0.5, 6.5, 3, 0), ("join", 14.3, 22.004, 4, 1)], [(0, 6.5, 1, 0)])
+        # The run: from the moment (14.0 s) to 22.104 s = 8104 ms; 300 + 100 ms = the distance 400.
+        write_run2(folder / "rep1", {"rebalance_ms_max": 8104.0},
+                   [("join", 0.0, 7.0, 3, 0), ("join", 14.0, 22.104, 4, 1)], [(0, 6.5, 1, 0)])
+        cell = Cell("java", "stall-join", "eager:range", "rebalance_ms_max", 7704.0, 8104.0, 8104.0, 8104.0, 1)
+        ok, why = self.check("join-stall-end", cell)
+        self.assertTrue(ok, why)
+        self.assertIn("starts 300 ms after the run's, the run ends 100 ms after the sim: 400 ms >= distance 400 ms", why)
+        # The run ends 0.5 s after the stall: beyond the 300 ms of client-side time, not explained.
+        write_run2(folder / "rep1", {"rebalance_ms_max": 8504.0},
+                   [("join", 0.0, 7.0, 3, 0), ("join", 14.0, 22.504, 4, 1)], [(0, 6.5, 1, 0)])
+        cell = Cell("java", "stall-join", "eager:range", "rebalance_ms_max", 7704.0, 8504.0, 8504.0, 8504.0, 1)
+        self.assertFalse(self.check("join-stall-end", cell)[0])
+        # The run's rebalance starts at the joiner's JoinGroup (14.3 s), as the sim's: nothing to explain by it.
+        write_run2(folder / "rep1", {"rebalance_ms_max": 7804.0},
+                   [("join", 0.0, 7.0, 3, 0), ("join", 14.3, 22.104, 4, 1)], [(0, 6.5, 1, 0)])
+        cell = Cell("java", "stall-join", "eager:range", "rebalance_ms_max", 7704.0, 7804.0, 7804.0, 7804.0, 1)
+        self.assertFalse(self.check("join-stall-end", cell)[0])
+
     def test_rdkafka_timer_start(self) -> None:
         d = self.base / "librdkafka" / "crash"
         d.mkdir(parents=True)
