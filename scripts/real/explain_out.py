@@ -108,6 +108,11 @@ the cell's scenario.toml):
   sim's ends within 50 ms after E, the run's 0-300 ms after E (the client-side time after the
   broker's answer, 20-300 ms on this host, docs/timing.md); the distance <= (the sim's start -
   J) + (the run's end - the sim's end).
+- `kip848-start-median`: KIP-848 rebalance_ms_p50 below the range; the sim's rebalance 0 is a
+  group of one and its p50 is its start (the formation); in every real run the p50 is the one
+  rebalance after the start (the start lasts at least as long); the sim's rebalance after its
+  start that begins within 1 s of the bounding run's p50 rebalance (the same event, whatever
+  the trigger's label) lasts within the real range.
 - `kip848-start-count`: KIP-848 rebalances, sim above by 1; the sim's rebalance 0 is a group
   of one (members 1, nothing moved, under 1 ms) before the rebalance that forms the group, and
   every real run's rebalance 0 ends with the whole group and moved partitions (its start is one
@@ -952,6 +957,39 @@ def check_join_stall_end(cell: Cell, base: Path) -> tuple[bool, str]:
     )
 
 
+def check_kip848_start_median(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "rebalance_ms_p50" or not cell.protocol.startswith("consumer:") or cell.side != "below":
+        return False, "check kip848-start-median applies to KIP-848 rebalance_ms_p50 below the range"
+    n = _group_size(_scenario(cell, base))
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    rows = _rows(sim, "rebalances.csv")
+    if not (int(rows[0]["members"]) == 1 and float(rows[0]["duration_ms"]) < 1.0 and _formation(sim, n)[0] == 1):
+        return False, "the sim's rebalance 0 is not a group of one"
+    s_form = float(rows[1]["duration_ms"])
+    if _source_index(sim, cell.metric) != 1:
+        return False, "the sim's p50 is not its start"
+    starts = []
+    for r in _runs(cell, base):
+        f_idx, f_ms, _ = _formation(r, n)
+        later = [x for x in _rows(r, "rebalances.csv") if int(x["index"]) > f_idx]
+        if len(later) != 1 or _source_index(r, cell.metric) != int(later[0]["index"]) or f_ms < float(later[0]["duration_ms"]):
+            return False, f"{_where(r, base)}: its p50 is not its one rebalance after the start"
+        starts.append(f_ms)
+    ev = _rows(run, "rebalances.csv")[_source_index(run, cell.metric)]
+    same = [x for x in rows[2:] if abs(float(x["start_s"]) - float(ev["start_s"])) <= 1.0]
+    if len(same) != 1:
+        return False, f"the sim has no one rebalance within 1 s of {_where(run, base)}'s p50 rebalance ({ev['start_s']} s)"
+    v = float(same[0]["duration_ms"])
+    ok = cell.real_min <= v <= cell.real_max
+    return ok, (
+        f"the real p50 is the rebalance after the start in every run (starts {min(starts):.0f}-{max(starts):.0f} ms, "
+        f"the sim's {s_form:.0f} ms, which is its p50); {_where(run, base)}'s: {ev['trigger']} "
+        f"{float(ev['start_s']):.2f}-{float(ev['end_s']):.2f} s; the sim's rebalance {same[0]['index']} "
+        f"({same[0]['trigger']}, {float(same[0]['start_s']):.2f}-{float(same[0]['end_s']):.2f} s) lasts {v:.0f} ms, "
+        f"{'inside' if ok else 'outside'} the real {cell.real_min:.0f}-{cell.real_max:.0f}"
+    )
+
+
 def check_kip848_start_count(cell: Cell, base: Path) -> tuple[bool, str]:
     if cell.metric != "rebalances" or cell.side != "above" or not math.isclose(cell.distance, 1.0):
         return False, "check kip848-start-count applies to rebalances above the range by 1"
@@ -990,6 +1028,7 @@ CHECKS = {
     "kip848-spread-p50": check_kip848_spread_p50,
     "start-max": check_start_max,
     "join-stall-end": check_join_stall_end,
+    "kip848-start-median": check_kip848_start_median,
 }
 
 

@@ -384,6 +384,30 @@ class NewChecksTest(unittest.TestCase):
         cell = Cell("java", "stall-join", "eager:range", "rebalance_ms_max", 7704.0, 7804.0, 7804.0, 7804.0, 1)
         self.assertFalse(self.check("join-stall-end", cell)[0])
 
+    def test_kip848_start_median(self) -> None:
+        d = self.base / "librdkafka" / "static-restart"
+        d.mkdir(parents=True)
+        (d / "scenario.toml").write_text(SCENARIO)
+        folder = d / "consumer_uniform"
+        # The sim: group of one, start 1092 ms (its p50), restart 15.5-18.6 s (3100 ms).
+        write_run2(folder / "sim", {"rebalance_ms_p50": 1092.0},
+                   [("join", 0.5, 0.50034, 1, 0), ("join", 0.528, 1.620, 3, 4), ("join", 15.5, 18.6, 3, 0)],
+                   [(0, 1.0, 1, 0)])
+        # Real: starts 2050 / 4000 ms, restarts 2000 / 3600 ms: the p50s are the restarts.
+        write_run2(folder / "rep1", {"rebalance_ms_p50": 2000.0},
+                   [("join", 0.0, 2.05, 3, 4), ("session-expiry", 15.1, 17.1, 3, 0)], [(0, 1.0, 1, 0)])
+        write_run2(folder / "rep2", {"rebalance_ms_p50": 3600.0},
+                   [("join", 0.0, 4.0, 3, 4), ("session-expiry", 15.0, 18.6, 3, 0)], [(0, 1.0, 1, 0)])
+        cell = Cell("librdkafka", "static-restart", "consumer:uniform", "rebalance_ms_p50", 1092.0, 2000.0, 2800.0, 3600.0, 2)
+        ok, why = self.check("kip848-start-median", cell)
+        self.assertTrue(ok, why)
+        self.assertIn("lasts 3100 ms, inside the real 2000-3600", why)
+        # A run whose start is shorter than its restart has its start as p50: not this cause.
+        write_run2(folder / "rep2", {"rebalance_ms_p50": 1500.0},
+                   [("join", 0.0, 1.5, 3, 4), ("session-expiry", 15.0, 18.6, 3, 0)], [(0, 1.0, 1, 0)])
+        cell = Cell("librdkafka", "static-restart", "consumer:uniform", "rebalance_ms_p50", 1092.0, 1500.0, 1750.0, 2000.0, 2)
+        self.assertFalse(self.check("kip848-start-median", cell)[0])
+
     def test_rdkafka_timer_start(self) -> None:
         d = self.base / "librdkafka" / "crash"
         d.mkdir(parents=True)
