@@ -113,6 +113,11 @@ the cell's scenario.toml):
   rebalance after the start (the start lasts at least as long); the sim's rebalance after its
   start that begins within 1 s of the bounding run's p50 rebalance (the same event, whatever
   the trigger's label) lasts within the real range.
+- `kip848-extra-heartbeat`: KIP-848 rebalance_ms_max above the range; the sim's max is a
+  rebalance after its formation, [a, b]; its new owner X received a partition at t1 in the
+  rebalance, and another partition, released by its owner at r with t1 < r < b (just after X's
+  heartbeat), only at b (ownership.csv), one heartbeat interval after t1 (within 0.1 s); without
+  that extra heartbeat the rebalance, t1 - a, is not above the real maximum.
 - `kip848-start-count`: KIP-848 rebalances, sim above by 1; the sim's rebalance 0 is a group
   of one (members 1, nothing moved, under 1 ms) before the rebalance that forms the group, and
   every real run's rebalance 0 ends with the whole group and moved partitions (its start is one
@@ -990,6 +995,48 @@ def check_kip848_start_median(cell: Cell, base: Path) -> tuple[bool, str]:
     )
 
 
+def check_kip848_extra_heartbeat(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "rebalance_ms_max" or not cell.protocol.startswith("consumer:") or cell.side != "above":
+        return False, "check kip848-extra-heartbeat applies to KIP-848 rebalance_ms_max above the range"
+    sc = _scenario(cell, base)
+    n = _group_size(sc)
+    hb = float(sc.get("broker", {}).get("config", {})["group.consumer.heartbeat.interval.ms"]) / 1e3
+    sim = cell.folder(base) / "sim"
+    i_sim = _source_index(sim, cell.metric)
+    if i_sim <= _formation(sim, n)[0]:
+        return False, f"the sim's max is rebalance {i_sim}, not after its formation"
+    rb = _rows(sim, "rebalances.csv")[i_sim]
+    a, b = float(rb["start_s"]), float(rb["end_s"])
+    segs: dict[str, list[tuple[float, float, str]]] = {}
+    for r in _rows(sim, "ownership.csv"):
+        segs.setdefault(r["partition"], []).append((float(r["start_s"]), float(r["end_s"]), r["owner"]))
+    owned = {p: [x for x in v if x[2]] for p, v in segs.items()}
+    late = []  # (partition, X, released at r) given to X at b
+    got = []   # (partition, X, t1) given to X in [a, b)
+    for p, v in owned.items():
+        for prev, cur in zip(v, v[1:]):
+            if prev[2] == cur[2]:
+                continue
+            if abs(cur[0] - b) <= 0.001 and a <= prev[1] < b:
+                late.append((p, cur[2], prev[1]))
+            elif a <= cur[0] < b - 0.001:
+                got.append((p, cur[2], cur[0]))
+    for p, x, r in late:
+        before = [t for q, y, t in got if y == x and t < r]
+        if not before:
+            continue
+        t1 = max(before)
+        if abs((b - t1) - hb) <= 0.1:
+            ok = (t1 - a) * 1e3 <= cell.real_max
+            return ok, (
+                f"the sim's max, rebalance {i_sim} ({rb['trigger']}, {a:.3f}-{b:.3f} s): {x} got a partition at "
+                f"{t1:.3f} s, partition {p} was released at {r:.3f} s ({(r - t1) * 1e3:.0f} ms after {x}'s heartbeat) "
+                f"and reached {x} at its next heartbeat, {b:.3f} s; without it {(t1 - a) * 1e3:.0f} ms "
+                f"{'<=' if ok else '>'} the real max {cell.real_max:.0f} ms"
+            )
+    return False, f"the sim's max, rebalance {i_sim}: no partition released just after its new owner's heartbeat"
+
+
 def check_kip848_start_count(cell: Cell, base: Path) -> tuple[bool, str]:
     if cell.metric != "rebalances" or cell.side != "above" or not math.isclose(cell.distance, 1.0):
         return False, "check kip848-start-count applies to rebalances above the range by 1"
@@ -1029,6 +1076,7 @@ CHECKS = {
     "start-max": check_start_max,
     "join-stall-end": check_join_stall_end,
     "kip848-start-median": check_kip848_start_median,
+    "kip848-extra-heartbeat": check_kip848_extra_heartbeat,
 }
 
 

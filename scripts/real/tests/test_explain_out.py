@@ -408,6 +408,31 @@ class NewChecksTest(unittest.TestCase):
         cell = Cell("librdkafka", "static-restart", "consumer:uniform", "rebalance_ms_p50", 1092.0, 1500.0, 1750.0, 2000.0, 2)
         self.assertFalse(self.check("kip848-start-median", cell)[0])
 
+    def test_kip848_extra_heartbeat(self) -> None:
+        self.scenario("rolling-restart", SCENARIO + '\n[broker.config]\n"group.consumer.heartbeat.interval.ms" = 1000\n')
+        folder = self.base / "java/rolling-restart/consumer_uniform"
+        write_run2(folder / "sim", {"rebalance_ms_max": 2045.0},
+                   [("join", 0.3, 0.3003, 1, 0), ("join", 0.5, 1.6, 3, 4), ("join", 44.155, 46.2, 3, 2)],
+                   [(0, 1.0, 1, 0)])
+        head = ["partition", "start_s", "end_s", "owner", "state"]
+        # p0 released at 45.15 and taken by c3 at 45.17 (its heartbeat); p1 released at 45.18,
+        # after it, and taken by c3 at its next heartbeat, 46.2 s.
+        write_csv(folder / "sim/ownership.csv", head, [
+            [0, 1.6, 45.15, "c0", "consuming"], [0, 45.15, 45.17, "", "revoked"], [0, 45.17, 55.0, "c3", "consuming"],
+            [1, 1.6, 45.18, "c1", "consuming"], [1, 45.18, 46.2, "", "revoked"], [1, 46.2, 55.0, "c3", "consuming"],
+        ])
+        cell = Cell("java", "rolling-restart", "consumer:uniform", "rebalance_ms_max", 2045.0, 1400.0, 1600.0, 1900.0, 1)
+        ok, why = self.check("kip848-extra-heartbeat", cell)
+        self.assertTrue(ok, why)
+        self.assertIn("partition 1 was released at 45.180 s (10 ms after c3's heartbeat)", why)
+        self.assertIn("without it 1015 ms <= the real max 1900 ms", why)
+        # Released before the new owner's heartbeat: the late partition is not this mechanism.
+        write_csv(folder / "sim/ownership.csv", head, [
+            [0, 1.6, 45.15, "c0", "consuming"], [0, 45.15, 45.17, "", "revoked"], [0, 45.17, 55.0, "c3", "consuming"],
+            [1, 1.6, 45.16, "c1", "consuming"], [1, 45.16, 46.2, "", "revoked"], [1, 46.2, 55.0, "c3", "consuming"],
+        ])
+        self.assertFalse(self.check("kip848-extra-heartbeat", cell)[0])
+
     def test_rdkafka_timer_start(self) -> None:
         d = self.base / "librdkafka" / "crash"
         d.mkdir(parents=True)
