@@ -119,16 +119,21 @@ def run(
     scenario: PathOrToml,
     seed: Optional[int] = None,
     protocols: Sequence[str] = (),
+    jobs: Optional[int] = None,
 ) -> RunResult:
-    """Runs ``scenario`` once per protocol, as ``rebalance-sim run SCENARIO``.
+    """Runs ``scenario`` once per protocol, as ``rebalance-sim run SCENARIO [--jobs N]``.
 
     ``scenario`` is a file path or TOML text (any string with a newline). ``seed`` defaults to
     the file's ``seed``; ``protocols`` (``"eager:range"``, ``"cooperative"``, ...) to the file's
-    list, whose protocols not modeled yet are skipped with a warning, as the CLI does.
+    list, whose protocols not modeled yet are skipped with a warning, as the CLI does. ``jobs``
+    protocol runs go at once (default: the machine's cores, fewer if the memory budget needs
+    it); the tables are the same for any value.
     """
     if isinstance(protocols, str):
         protocols = [protocols]
-    files, warning_lines = _native.run(**_source(scenario), seed=seed, protocols=list(protocols))
+    files, warning_lines = _native.run(
+        **_source(scenario), seed=seed, protocols=list(protocols), jobs=jobs
+    )
     _warn(warning_lines)
     tables = {name[: -len(".csv")]: _frame(data) for name, data in files.items()}
     return RunResult(csv=dict(files), warnings=list(warning_lines), **tables)

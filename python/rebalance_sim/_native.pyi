@@ -14,6 +14,7 @@ def run(
     text: Optional[str] = None,
     seed: Optional[int] = None,
     protocols: Sequence[str] = ...,
+    jobs: Optional[int] = None,
 ) -> Tuple[Dict[str, bytes], List[str]]: ...
 def validate(
     *,

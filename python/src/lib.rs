@@ -49,19 +49,20 @@ fn files_dict<'py>(
     Ok(dict)
 }
 
-/// Runs a scenario (a file `path` or TOML `text`) once per protocol; returns
-/// `({file name: CSV bytes}, [warning lines])`.
+/// Runs a scenario (a file `path` or TOML `text`) once per protocol, up to `jobs` protocol
+/// runs at once; returns `({file name: CSV bytes}, [warning lines])`.
 #[pyfunction]
-#[pyo3(signature = (*, path=None, text=None, seed=None, protocols=Vec::new()))]
+#[pyo3(signature = (*, path=None, text=None, seed=None, protocols=Vec::new(), jobs=None))]
 fn run<'py>(
     py: Python<'py>,
     path: Option<PathBuf>,
     text: Option<String>,
     seed: Option<u64>,
     protocols: Vec<String>,
+    jobs: Option<usize>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     let source = source_of(path, text)?;
-    let output = py.detach(|| outputs::run(&source, seed, &protocols)).map_err(to_py_err)?;
+    let output = py.detach(|| outputs::run(&source, seed, &protocols, jobs)).map_err(to_py_err)?;
     Ok((files_dict(py, &output.files)?, output.warnings))
 }
 

@@ -14,6 +14,8 @@ use metrics::RunReport;
 use report::csv_out::{OWNERSHIP_CSV, PARTITIONS_CSV, REBALANCES_CSV, SUMMARY_CSV, TIMELINE_CSV};
 use scenario::{ProtocolSpec, Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// The name a scenario given as TOML text has in messages (its `name` defaults to it too).
 pub const TEXT_SOURCE_NAME: &str = "<string>";
@@ -101,30 +103,129 @@ fn error_lines(errors: &[ScenarioError]) -> Failure {
     Failure::BadInput(errors.iter().map(|e| format!("error: {e}")).collect())
 }
 
-/// `rebalance-sim run SOURCE [--seed N] [--protocol P]...`: the same checks, skips and messages
-/// as the CLI (`commands/run.rs`, `run` and `protocols_of`), the outputs in memory.
-pub fn run(source: &Source, seed: Option<u64>, given: &[String]) -> Result<RunOutput, Failure> {
+/// `rebalance-sim run SOURCE [--seed N] [--protocol P]... [--jobs N]`: the same checks, skips
+/// and messages as the CLI (`commands/run.rs`, `run` and `protocols_of`), the outputs in memory.
+/// Up to `jobs` protocol runs at once (default: the machine's cores, fewer if the memory budget
+/// needs it, as the CLI's `budget::run_at_once`): each run is independent, so the files are the
+/// same bytes for any value.
+pub fn run(
+    source: &Source,
+    seed: Option<u64>,
+    given: &[String],
+    jobs: Option<usize>,
+) -> Result<RunOutput, Failure> {
+    let given_jobs = jobs.is_some();
+    let jobs = parse_jobs(jobs)?;
     let scenario = source.load().map_err(|errors| error_lines(&errors))?;
     let protocols = protocols_of(&scenario, given)?;
     let seed = seed.unwrap_or(scenario.seed);
     let shown = source.display_path();
     let chosen = Scenario { protocols: protocols.clone(), ..scenario.clone() };
-    // The runs go one after the other, as the CLI's `run` when only one fits the budget.
-    check_budget(&shown, &chosen)?;
-    let warnings = warning_lines(&shown, &chosen);
-    let shown = shown.display();
-    let mut reports = Vec::with_capacity(protocols.len());
-    for protocol in protocols {
-        match lab::run_protocol(&scenario, protocol, seed) {
+    let (at_once, note) = runs_at_once(&shown, &chosen, jobs, given_jobs)?;
+    let mut warnings = warning_lines(&shown, &chosen);
+    warnings.extend(note);
+    let results = in_parallel(protocols.len(), at_once, &|index| {
+        lab::run_protocol(&scenario, protocols[index], seed)
+    });
+    let mut reports = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
             Ok(report) => reports.push(report),
-            Err(e) => return Err(Failure::BadInput(vec![format!("error: {shown}: {e}")])),
+            Err(e) => {
+                return Err(Failure::BadInput(vec![format!("error: {}: {e}", shown.display())]))
+            }
         }
     }
     Ok(RunOutput { files: run_files(&reports)?, warnings })
 }
 
+/// `--jobs` checked as the CLI checks it (`commands/jobs.rs`, `parse`).
+fn parse_jobs(jobs: Option<usize>) -> Result<usize, Failure> {
+    match jobs {
+        Some(0) => Err(Failure::BadInput(vec!["error: --jobs: must be at least 1".into()])),
+        Some(n) if n > MAX_JOBS => Err(Failure::BadInput(vec![format!(
+            "error: --jobs {n} is not allowed: from 1 to {MAX_JOBS} worker threads (the \
+             default is the machine's cores)"
+        )])),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, usize::from)),
+    }
+}
+
+/// How many protocol runs of `chosen` to hold at once, and the note the CLI prints on stderr
+/// when fewer than `jobs` fit (here a line of the warnings): the CLI's `budget::run_at_once`
+/// with the budget from REBALANCE_SIM_MEMORY_BUDGET_MB, else the default. `jobs` given: refused
+/// when that many runs at once would not fit; the default: as many as fit.
+fn runs_at_once(
+    shown: &Path,
+    chosen: &Scenario,
+    jobs: usize,
+    given: bool,
+) -> Result<(usize, Option<String>), Failure> {
+    let bad = |message: String| Failure::BadInput(vec![format!("error: {message}")]);
+    let refused = |message: String| bad(format!("{}: {message}", shown.display()));
+    let budget_bytes = scenario::estimate::memory_budget_bytes(None).map_err(bad)?;
+    let at_most = jobs.clamp(1, chosen.protocols.len().max(1));
+    if given {
+        scenario::estimate::check_memory_run(chosen, budget_bytes, at_most).map_err(refused)?;
+        return Ok((at_most, None));
+    }
+    let Some(fits) = scenario::estimate::most_at_once(chosen, budget_bytes, at_most) else {
+        scenario::estimate::check_memory_run(chosen, budget_bytes, 1).map_err(refused)?;
+        return Ok((1, None));
+    };
+    let note = (fits < at_most).then(|| {
+        let needed = scenario::estimate::estimate_run(chosen, at_most).memory_bytes;
+        let running = if fits == 1 {
+            "one protocol run".to_string()
+        } else {
+            format!("{fits} protocol runs")
+        };
+        format!(
+            "note: {}: running {running} at a time, not {at_most} (the default: one per core, at \
+             most one per protocol): {at_most} at once are estimated to need {}, above the \
+             memory budget of {} (--jobs sets the number; docs/limits.md)",
+            shown.display(),
+            scenario::estimate::megabytes(needed),
+            scenario::estimate::megabytes(budget_bytes)
+        )
+    });
+    Ok((fits, note))
+}
+
+/// `task(0)` .. `task(count - 1)` on up to `threads` threads (the calling thread alone for
+/// one), their results in index order.
+fn in_parallel<T: Send>(
+    count: usize,
+    threads: usize,
+    task: &(dyn Fn(usize) -> T + Sync),
+) -> Vec<T> {
+    let threads = threads.clamp(1, count.max(1));
+    if threads == 1 {
+        return (0..count).map(task).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::with_capacity(count));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= count {
+                    return;
+                }
+                let value = task(index);
+                done.lock().expect("results lock").push((index, value));
+            });
+        }
+    });
+    let mut done = done.into_inner().expect("results lock");
+    done.sort_by_key(|(index, _)| *index);
+    done.into_iter().map(|(_, value)| value).collect()
+}
+
 /// The CLI's budget check of a scenario run one protocol at a time (`commands/budget.rs`,
-/// `check_run`): the budget from REBALANCE_SIM_MEMORY_BUDGET_MB, else the default.
+/// `check_run`, as `validate` makes it): the budget from REBALANCE_SIM_MEMORY_BUDGET_MB, else
+/// the default.
 fn check_budget(shown: &Path, scenario: &Scenario) -> Result<(), Failure> {
     let bad = |message: String| Failure::BadInput(vec![format!("error: {message}")]);
     let budget_bytes = scenario::estimate::memory_budget_bytes(None).map_err(bad)?;
@@ -214,17 +315,7 @@ pub fn sweep(
     jobs: Option<usize>,
     out: Option<&Path>,
 ) -> Result<SweepOutput, Failure> {
-    let jobs = match jobs {
-        Some(0) => return Err(Failure::BadInput(vec!["error: --jobs: must be at least 1".into()])),
-        Some(n) if n > MAX_JOBS => {
-            return Err(Failure::BadInput(vec![format!(
-                "error: --jobs {n} is not allowed: from 1 to {MAX_JOBS} worker threads (the \
-                 default is the machine's cores)"
-            )]))
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, usize::from),
-    };
+    let jobs = parse_jobs(jobs)?;
     let plan =
         SweepPlan::load(path, seeds, &git_commit(), scenario::from_table).map_err(lab_failure)?;
     check_sweep_budget(path, &plan, jobs)?;

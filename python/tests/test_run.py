@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -109,6 +111,62 @@ def test_an_unknown_protocol_raises_the_cli_message(repo, binary, tmp_path):
         rebalance_sim.run(crash, protocols=["eager", "lazy:cat", "x"])
     assert str(raised.value) == done.stderr.rstrip("\n")
     assert str(raised.value).count("\n") == 1  # one line per bad --protocol
+
+
+def test_jobs_give_the_bytes_of_one_run_at_a_time(repo, binary, tmp_path):
+    scenario = str(repo / "sims/rolling-restart.toml")
+    expected = binary_run(binary, tmp_path / "bin", scenario, "--jobs", "1")
+    assert len(rebalance_sim.validate(scenario).protocols) >= 3
+    for jobs in [1, 2, 3, None]:
+        result = rebalance_sim.run(scenario, jobs=jobs)
+        assert result.csv == expected, f"jobs={jobs}"
+
+
+def test_bad_jobs_raise_the_cli_message(repo, binary, tmp_path):
+    crash = str(repo / "sims/crash.toml")
+    for jobs in [0, 257]:
+        done = cli(binary, "run", crash, "--jobs", str(jobs), "--out", str(tmp_path / "out"))
+        assert done.returncode == 2
+        with pytest.raises(rebalance_sim.ScenarioError) as raised:
+            rebalance_sim.run(crash, jobs=jobs)
+        assert str(raised.value) == done.stderr.rstrip("\n")
+
+
+THREE_SMALL = """duration = "1s"
+protocols = ["eager", "cooperative", "consumer"]
+[[topic]]
+name = "t"
+partitions = 20000
+rate = 0.0
+[group]
+members = 3
+"""
+
+
+def test_a_budget_for_one_run_at_a_time_is_kept_as_the_cli_keeps_it(binary, tmp_path, monkeypatch):
+    """The budget of one run (crates/cli/tests/budget.rs: 55 MB for one of THREE_SMALL's runs,
+    63 MB for two at once): jobs=2 is refused with the CLI's message; the default (one run per
+    core) runs one at a time with the CLI's note, as a warning, and the same files."""
+    scenario = tmp_path / "three.toml"
+    scenario.write_text(THREE_SMALL)
+    monkeypatch.setenv("REBALANCE_SIM_MEMORY_BUDGET_MB", "60")
+    refused = cli(binary, "run", str(scenario), "--jobs", "2", "--out", str(tmp_path / "refused"))
+    assert refused.returncode == 2
+    assert "estimated to need 63 MB" in refused.stderr
+    with pytest.raises(rebalance_sim.ScenarioError) as raised:
+        rebalance_sim.run(scenario, jobs=2)
+    assert str(raised.value) == refused.stderr.rstrip("\n")
+    out = tmp_path / "default"
+    done = cli(binary, "run", str(scenario), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = rebalance_sim.run(scenario)
+    assert [str(w.message) for w in caught if str(w.message).startswith("note: ")] == notes
+    if len(os.sched_getaffinity(0)) > 1:
+        assert len(notes) == 1 and "running one protocol run at a time" in notes[0], done.stderr
+    assert result.csv == {name: (out / name).read_bytes() for name in RUN_FILES}
 
 
 def test_the_gil_is_released_during_a_run(repo):

@@ -211,3 +211,19 @@ fn a_millisecond_heartbeat_over_thirty_days_is_warned_about_with_its_count() {
     let o = sim_env(d, &["validate", "ok.toml"], None);
     assert!(!stderr(&o).contains("will be slow"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_budget_below_the_process_itself_names_the_process_not_an_empty_list() {
+    // A small scenario: every part is below 1% of its 23 MB, the process's own 24e6 bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "small.toml", "duration = \"1s\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\npartitions = 4\nrate = 10.0\n[group]\nmembers = 2\n");
+    let o = sim_env(d, &["validate", "small.toml", "--memory-budget-mb", "10"], None);
+    expect(
+        &o,
+        2,
+        "error: small.toml: the run is estimated to need 23 MB of memory at its peak, above the \
+         budget of 10 MB; most of it: 23 MB for the process itself (code, allocator, buffers: no \
+         key of the file lowers it); or raise the budget with --memory-budget-mb",
+    );
+}

@@ -463,6 +463,13 @@ fn memory_message(
         .filter(|p| p.amount >= estimate.memory_bytes / 100.0)
         .map(|p| format!("{} for {} (lower {})", megabytes(p.amount), p.what, p.keys))
         .collect();
+    if largest.is_empty() {
+        // Every part of a small run is below 1%: the process itself is the run's memory.
+        message.push_str(&format!(
+            "{} for the process itself (code, allocator, buffers: no key of the file lowers it)",
+            megabytes(BASE_BYTES)
+        ));
+    }
     message.push_str(&largest.join("; "));
     message.push_str(&format!(
         "; or raise the budget with --memory-budget-mb or {MEMORY_BUDGET_ENV} (docs/limits.md)"
