@@ -153,9 +153,9 @@ fn parse_jobs(jobs: Option<usize>) -> Result<usize, Failure> {
 }
 
 /// How many protocol runs of `chosen` to hold at once, and the note the CLI prints on stderr
-/// when fewer than `jobs` fit (here a line of the warnings): the CLI's `budget::run_at_once`
-/// with the budget from REBALANCE_SIM_MEMORY_BUDGET_MB, else the default. `jobs` given: refused
-/// when that many runs at once would not fit; the default: as many as fit.
+/// when fewer than `jobs` fit (here a line of the warnings): `scenario::estimate::runs_at_once`
+/// as the CLI's `budget::run_at_once` calls it, with the budget from
+/// REBALANCE_SIM_MEMORY_BUDGET_MB, else the default.
 fn runs_at_once(
     shown: &Path,
     chosen: &Scenario,
@@ -163,34 +163,10 @@ fn runs_at_once(
     given: bool,
 ) -> Result<(usize, Option<String>), Failure> {
     let bad = |message: String| Failure::BadInput(vec![format!("error: {message}")]);
-    let refused = |message: String| bad(format!("{}: {message}", shown.display()));
     let budget_bytes = scenario::estimate::memory_budget_bytes(None).map_err(bad)?;
-    let at_most = jobs.clamp(1, chosen.protocols.len().max(1));
-    if given {
-        scenario::estimate::check_memory_run(chosen, budget_bytes, at_most).map_err(refused)?;
-        return Ok((at_most, None));
-    }
-    let Some(fits) = scenario::estimate::most_at_once(chosen, budget_bytes, at_most) else {
-        scenario::estimate::check_memory_run(chosen, budget_bytes, 1).map_err(refused)?;
-        return Ok((1, None));
-    };
-    let note = (fits < at_most).then(|| {
-        let needed = scenario::estimate::estimate_run(chosen, at_most).memory_bytes;
-        let running = if fits == 1 {
-            "one protocol run".to_string()
-        } else {
-            format!("{fits} protocol runs")
-        };
-        format!(
-            "note: {}: running {running} at a time, not {at_most} (the default: one per core, at \
-             most one per protocol): {at_most} at once are estimated to need {}, above the \
-             memory budget of {} (--jobs sets the number; docs/limits.md)",
-            shown.display(),
-            scenario::estimate::megabytes(needed),
-            scenario::estimate::megabytes(budget_bytes)
-        )
-    });
-    Ok((fits, note))
+    let (at_once, note) = scenario::estimate::runs_at_once(chosen, budget_bytes, jobs, given)
+        .map_err(|message| bad(format!("{}: {message}", shown.display())))?;
+    Ok((at_once, note.map(|note| format!("note: {}: {note}", shown.display()))))
 }
 
 /// `task(0)` .. `task(count - 1)` on up to `threads` threads (the calling thread alone for

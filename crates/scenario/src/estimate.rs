@@ -439,6 +439,43 @@ pub fn most_at_once(scenario: &Scenario, budget_bytes: f64, at_most: usize) -> O
     (1..=at_most.max(1)).rev().find(|&j| estimate_run(scenario, j).memory_bytes <= budget_bytes)
 }
 
+/// `run`'s protocol runs at once: `jobs` threads at most, one per protocol. A `jobs` given by
+/// the user (`given`) is checked as it is (refused above the budget, naming `--jobs`); the
+/// default (the machine's cores) is lowered to the most runs at once that fit, with a note,
+/// so that a run that fits one protocol at a time is never refused for the default. `Err`:
+/// the refusal (one at a time does not fit either, or the given `jobs` does not). The messages
+/// do not name the file: the CLI and the Python package put it first.
+pub fn runs_at_once(
+    scenario: &Scenario,
+    budget_bytes: f64,
+    jobs: usize,
+    given: bool,
+) -> Result<(usize, Option<String>), String> {
+    let at_most = jobs.clamp(1, scenario.protocols.len().max(1));
+    if given {
+        return check_memory_run(scenario, budget_bytes, at_most).map(|()| (at_most, None));
+    }
+    let Some(fits) = most_at_once(scenario, budget_bytes, at_most) else {
+        return check_memory_run(scenario, budget_bytes, 1).map(|()| (1, None));
+    };
+    let note = (fits < at_most).then(|| {
+        let needed = estimate_run(scenario, at_most).memory_bytes;
+        let running = if fits == 1 {
+            "one protocol run".to_string()
+        } else {
+            format!("{fits} protocol runs")
+        };
+        format!(
+            "running {running} at a time, not {at_most} (the default: one per core, at most one \
+             per protocol): {at_most} at once are estimated to need {}, above the memory budget \
+             of {} (--jobs sets the number; docs/limits.md)",
+            megabytes(needed),
+            megabytes(budget_bytes)
+        )
+    });
+    Ok((fits, note))
+}
+
 /// The refusal: `needed` against the budget, why several runs at once (`at_once`, if so), the
 /// two largest parts with their keys, and how to raise the budget.
 fn memory_message(

@@ -34,12 +34,8 @@ pub fn check_run(
         .map_err(|message| format!("{}: {message}", file.display()))
 }
 
-/// `run`'s protocol runs at once: `jobs` threads at most, one per protocol. A `--jobs` given on
-/// the command line is checked as it is (refused above the budget, naming `--jobs`); the
-/// default (`given` false: the machine's cores) is lowered to the most runs at once that fit,
-/// with a note for stderr, so that a run that fits one protocol at a time is never refused
-/// for the default. `Err`: the refusal (one at a time does not fit either, or the given
-/// `--jobs` does not).
+/// `run`'s protocol runs at once and the note for stderr (`estimate::runs_at_once`, with the
+/// budget of `budget`); the messages name `file`.
 pub fn run_at_once(
     file: &Path,
     scenario: &Scenario,
@@ -47,32 +43,11 @@ pub fn run_at_once(
     given: bool,
     budget: BudgetArgs,
 ) -> Result<(usize, Option<String>), String> {
-    let at_most = jobs.clamp(1, scenario.protocols.len().max(1));
-    if given {
-        return check_run(file, scenario, at_most, budget).map(|()| (at_most, None));
-    }
     let budget_bytes = budget.bytes()?;
-    let Some(fits) = estimate::most_at_once(scenario, budget_bytes, at_most) else {
-        return check_run(file, scenario, 1, budget).map(|()| (1, None));
-    };
-    let note = (fits < at_most).then(|| {
-        let needed = estimate::estimate_run(scenario, at_most).memory_bytes;
-        let running = if fits == 1 {
-            "one protocol run".to_string()
-        } else {
-            format!("{fits} protocol runs")
-        };
-        format!(
-            "{}: running {running} at a time, not {at_most} (the default: one per core, at most one \
-             per protocol): {at_most} at once are \
-             estimated to need {}, above the memory budget of {} (--jobs sets the number; \
-             docs/limits.md)",
-            file.display(),
-            estimate::megabytes(needed),
-            estimate::megabytes(budget_bytes)
-        )
-    });
-    Ok((fits, note))
+    let named = |message: String| format!("{}: {message}", file.display());
+    let (at_once, note) =
+        estimate::runs_at_once(scenario, budget_bytes, jobs, given).map_err(named)?;
+    Ok((at_once, note.map(named)))
 }
 
 /// Checks an estimate for `parallel` runs at once against `budget_bytes`.
