@@ -74,6 +74,15 @@ assert len(rbs) == 2, f"expected 2 rebalances (formation, join), got {len(rbs)}:
 join = rbs[1]
 assert join["trigger"] == "join" and float(join["start_s"]) == 15.0, f"second rebalance: {join}"
 assert int(join["members"]) == 4, f"members after the join: {join['members']}"
+# intervals.csv (issue 24): each partition's down intervals add up to its partitions.csv downtime.
+down = {}
+for iv in csv.DictReader(open(f"{out}/intervals.csv")):
+    if iv["kind"] == "down":
+        key = (iv["topic"], iv["partition"])
+        down[key] = down.get(key, 0.0) + float(iv["to_s"]) - float(iv["from_s"])
+for p in csv.DictReader(open(f"{out}/partitions.csv")):
+    got = down.get((p["topic"], p["partition"]), 0.0)
+    assert abs(got - float(p["downtime_s"])) < 1e-5, f"intervals.csv {p['topic']}/{p['partition']}: {got} != {p['downtime_s']}"
 print(f"ci_kafka ok: produced={produced} processed={processed} unique={unique} lost={lost} "
       f"final_lag={lag} rebalances={len(rbs)} join_ms={join['duration_ms']} rounds={join['rounds']}")
 PY

@@ -87,6 +87,56 @@ the cell's scenario.toml):
   than once) of them) less the sim's start
   (ownership.csv: its `unassigned` and `revoked` time up to the end of its spread, the first
   rebalance that moved partitions) >= the distance.
+- `kip848-start-split`: KIP-848 downtime_partition_s / stop_the_world_s, sim below, for a
+  bounding run measured with its intervals (rep*/intervals.csv: each partition's down and allowed
+  intervals). T = the later of the two starts' ends (the run's and the sim's first rebalance that
+  moved partitions), before the scenario's first event. Both sides' downtime (or stop-the-world:
+  the union of the down intervals less the union of the allowed ones; the sim's from ownership.csv,
+  down = any state but consuming and idle, allowed = consuming or idle with an owner) is split at
+  T; each side's parts must add up to its summary.csv value (within 1 ms a partition). Holds when
+  the run's excess before T is >= 0 and what is left of the distance after T (the run's part
+  after T less the sim's) is at most, for downtime, one heartbeat interval
+  (group.consumer.heartbeat.interval.ms) per partition the run moved after T (a moved partition
+  waits for its new owner's next heartbeat: `kip848-heartbeat-phase`), for stop-the-world 1 ms:
+  the distance is the start, and the heartbeat phase of the later moves.
+- `kip848-after-start`: as `kip848-start-split-runs` when the bounding run's start was shorter
+  than the sim's (the bound < 0): what is left of the distance (distance less the bound) is at
+  most the heartbeat allowance of the partitions the run moved after its start.
+- `start-only-episodes`: KIP-848 downtime_partition_s below; in the bounding run no rebalance
+  after its start moved a partition and no partition has more down episodes than its first wait
+  plus one per move, and the sim has no down interval after its start: both values are their
+  starts' alone.
+- `formation-split` / `heartbeat-split`: classic downtime_partition_s / stop_the_world_s below
+  the range, the bounding run measured with intervals; both sides split at T = the later
+  formation end (as `kip848-start-split`). `formation-split` holds when the run's part after T is
+  at most the sim's (the distance is the formation's); `heartbeat-split` when it is above it by at
+  most the heartbeat allowance: heartbeat.interval.ms for each partition of an eager group and
+  each rebalance after T (each partition moved after T for a cooperative one; each rebalance for
+  stop-the-world), the members learning of each rebalance at their own next heartbeat
+  (finding 3).
+- `sticky-giver`: librdkafka cooperative downtime_partition_s below, the bounding run measured
+  with intervals; every real run moved the same partitions and the sim others; split at the later
+  formation end (as `heartbeat-split`), the run's moved partitions were down longer after it than
+  the sim's, and what the other partitions add is at most the heartbeat allowance.
+- `formation-lost`: records_lost below the range, auto.offset.reset = latest (the default), one
+  topic rate r: in the bounding run and in the sim each partition's lost / r (the moment of its
+  first position, within one record interval) lies between 2 record intervals before and 0.3 s
+  (the client-side time after the broker's answer on this host, docs/timing.md) plus one record
+  interval after its formation's end: the losses are the formations', the run's ending later.
+- `maxpoll-or-moved`: records_reprocessed below the range in a scenario with a stall as long
+  as max.poll.interval.ms; the sim has no max-poll-leave rebalance; every real run either has a
+  max-poll-leave rebalance 0-50 ms after the stall's end and reprocessed at most one commit
+  interval's records of one member (rate x partitions / members x auto.commit.interval.ms), or
+  has none and all its reprocessed records lie on partitions that moved.
+- `heartbeat-max`: KIP-848 rebalance_ms_max below the range; the bounding run's max is a
+  rebalance after its start (its spread); the sim's rebalance of the same trigger after its
+  start (the one starting nearest) lasts at most one group.consumer.heartbeat.interval.ms less.
+- `kip848-start-split-runs`: as `kip848-start-split` for a cell whose bounding run was measured
+  without intervals (before 2026-12-03): it holds when at least two runs of the cell have
+  intervals.csv and each passes the `kip848-start-split` test against its own distance to the
+  sim, and, for downtime, the bounding run's start (the lower bound of `kip848-start`) is >= 0
+  and leaves at most the heartbeat allowance of the distance (for stop-the-world the runs with
+  intervals carry it: none after the start in any of them).
 - `pause-held`: rebalance_ms_p50 / _max of a scenario with one pause longer than the session
   timeout; the value comes, in the bounding run, from a rebalance that starts after the pause's
   start + the session timeout - 1.5 s and ends within 1 s after the resume, while the sim's
@@ -140,6 +190,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realrun.metrics import subtract, total_s, union  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_BASE = ROOT / "results/real/4.4.0"
@@ -447,6 +501,74 @@ def check_moved_only(cell: Cell, base: Path) -> tuple[bool, str]:
             return False, f"{_where(run, base)}: {still} reprocessed on partitions that never moved"
         parts.append(f"{run.name} {moved}")
     return True, "reprocessed records all on moved partitions (" + ", ".join(parts) + ")"
+
+
+def _stall_end_at_max_poll(sc: dict[str, Any]) -> float | None:
+    """The end of the scenario's stall whose duration equals max.poll.interval.ms (or None)."""
+    cfg = sc.get("consumer", {}).get("config", {})
+    if "max.poll.interval.ms" not in cfg:
+        return None
+    limit_s = float(cfg["max.poll.interval.ms"]) / 1e3
+    for e in _events(sc):
+        if e.get("kind") == "stall" and abs(_seconds(e.get("duration", "0s")) - limit_s) < 1e-9:
+            return _seconds(e["at"]) + limit_s
+    return None
+
+
+def check_maxpoll_or_moved(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "records_reprocessed" or cell.side != "below":
+        return False, "check maxpoll-or-moved applies to records_reprocessed below the range"
+    sc = _scenario(cell, base)
+    end = _stall_end_at_max_poll(sc)
+    if end is None:
+        return False, "the scenario has no stall as long as max.poll.interval.ms"
+    sim = cell.folder(base) / "sim"
+    if any(r["trigger"] == "max-poll-leave" for r in _rows(sim, "rebalances.csv")):
+        return False, "the sim's poll timer expires too (a max-poll-leave rebalance)"
+    _, interval, rate = _commit_setup(cell, base)
+    cap = rate * interval
+    parts = []
+    for run in _runs(cell, base):
+        expired = [float(r["start_s"]) for r in _rows(run, "rebalances.csv") if r["trigger"] == "max-poll-leave"]
+        value = _value(run, cell.metric)
+        if expired:
+            late = expired[0] - end
+            if not 0 <= late <= 0.05 or value > cap:
+                return False, (f"{_where(run, base)}: max-poll-leave {late * 1e3:.0f} ms after the stall's end, "
+                               f"{value:.0f} reprocessed (one commit interval: {cap:.0f})")
+            parts.append(f"{run.name} expired {late * 1e3:.0f} ms after the stall, {value:.0f} <= {cap:.0f}")
+            continue
+        rows = _rows(run, "partitions.csv")
+        still = sum(int(r["reprocessed"]) for r in rows if int(r["moves"]) == 0)
+        if still:
+            return False, f"{_where(run, base)}: no expiry and {still} reprocessed on partitions that never moved"
+        parts.append(f"{run.name} no expiry, {value:.0f} all on moved partitions")
+    return True, "stall = max.poll.interval.ms, the sim's timer does not expire: " + "; ".join(parts)
+
+
+def check_heartbeat_max(cell: Cell, base: Path) -> tuple[bool, str]:
+    if cell.metric != "rebalance_ms_max" or cell.side != "below" or not cell.protocol.startswith("consumer:"):
+        return False, "check heartbeat-max applies to KIP-848 rebalance_ms_max below the range"
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    i_run = _source_index(run, cell.metric)
+    rows = _rows(run, "rebalances.csv")
+    start = int(_spread(run)["index"])
+    if i_run <= start:
+        return False, f"{_where(run, base)}: its max is rebalance {i_run}, its start (spread {start})"
+    trig, r_start = rows[i_run]["trigger"], float(rows[i_run]["start_s"])
+    s_start = int(_spread(sim)["index"])
+    same = [r for r in _rows(sim, "rebalances.csv") if int(r["index"]) > s_start and r["trigger"] == trig]
+    if not same:
+        return False, f"the sim has no {trig} rebalance after its start"
+    twin = min(same, key=lambda r: abs(float(r["start_s"]) - r_start))
+    hb = float(_scenario(cell, base).get("broker", {}).get("config", {}).get(HB_KEY, 5000))
+    gap = _value(run, cell.metric) - float(twin["duration_ms"])
+    ok = gap <= hb
+    return ok, (
+        f"max = rebalance {i_run} ({trig}, {_value(run, cell.metric):.0f} ms) of {_where(run, base)}, after its "
+        f"start; the sim's {trig} lasts {float(twin['duration_ms']):.0f} ms: {gap:.0f} ms {'<=' if ok else '>'} "
+        f"{HB_KEY} {hb:.0f}"
+    )
 
 
 def _rows(run: Path, name: str) -> list[dict[str, str]]:
@@ -812,6 +934,21 @@ def check_kip848_start(cell: Cell, base: Path) -> tuple[bool, str]:
     # twice, moved in the start's spread: its second episode (its downtime less the wait, which is at
     # most the stop-the-world) is the spread's gap; at least (spread moves - partitions moved more
     # than once) of them were moved in the spread, the smallest such gaps are counted.
+    waits, gaps = _start_waits_and_gaps(run, rows, once, stw, tick)
+    bound = waits + gaps - s_start
+    ok = bound >= cell.distance
+    return ok, (
+        f"{where}: the start's waits >= {waits:.2f} partition-s (initial wait {min(once):.3f}-{max(once):.3f} s, the "
+        f"sim's {s_w:.3f} s), its spread's gaps >= {gaps:.2f}; the sim's start {s_start:.2f}: "
+        f"{bound:.3g} partition-s {'>=' if ok else '<'} distance {cell.distance:.3g}"
+    )
+
+
+def _start_waits_and_gaps(
+    run: Path, rows: list[dict[str, str]], once: list[float], stw: float, tick: float
+) -> tuple[float, float]:
+    """Lower bounds of a run's start from partitions.csv: the waits for the first assignment and
+    the spread's gaps (see check kip848-start)."""
     w_min = min(once)
     waits = sum(once) + (len(rows) - len(once)) * max(0.0, w_min - tick)
     spread_moves = int(_spread(run)["partitions_moved"])
@@ -819,13 +956,322 @@ def check_kip848_start(cell: Cell, base: Path) -> tuple[bool, str]:
     singles = sorted(
         max(0.0, float(r["downtime_s"]) - stw) for r in rows if int(r["moves"]) == 1 and int(r["episodes"]) == 2
     )
-    gaps = sum(singles[: max(0, spread_moves - multi)])
-    bound = waits + gaps - s_start
-    ok = bound >= cell.distance
+    return waits, sum(singles[: max(0, spread_moves - multi)])
+
+
+def _start_bound(cell: Cell, base: Path, run: Path) -> float | None:
+    """How much a run's start exceeds the sim's at least (partition-s, from partitions.csv), or
+    None when the run has no partition that never moved and was down once."""
+    rate = min(float(t["rate"]) for t in _scenario(cell, base).get("topic", []))
+    rows = [r for r in _rows(run, "partitions.csv") if int(r["episodes"]) >= 1]
+    once = [float(r["downtime_s"]) for r in rows if int(r["moves"]) == 0 and int(r["episodes"]) == 1]
+    if not once:
+        return None
+    sim = cell.folder(base) / "sim"
+    s_start, _ = _sim_start_downtime(sim, float(_spread(sim)["end_s"]))
+    waits, gaps = _start_waits_and_gaps(run, rows, once, _value(run, "stop_the_world_s"), 1.0 / rate)
+    return waits + gaps - s_start
+
+
+Intervals = list[tuple[float, float]]
+
+
+def _clip(ivs: Intervals, lo: float, hi: float) -> Intervals:
+    return [(max(a, lo), min(b, hi)) for a, b in ivs if b > lo and a < hi]
+
+
+def _run_intervals(run: Path) -> tuple[dict[str, Intervals], dict[str, Intervals]]:
+    """A measured run's down and allowed intervals per partition (rep*/intervals.csv)."""
+    down: dict[str, Intervals] = {}
+    allowed: dict[str, Intervals] = {}
+    for r in _rows(run, "intervals.csv"):
+        key = f"{r['topic']}/{r['partition']}"
+        (down if r["kind"] == "down" else allowed).setdefault(key, []).append((float(r["from_s"]), float(r["to_s"])))
+    return down, allowed
+
+
+SIM_UP = ("consuming", "idle")
+
+
+def _sim_intervals(sim: Path) -> tuple[dict[str, Intervals], dict[str, Intervals]]:
+    """The sim's down intervals (any state but consuming and idle) and allowed ones (consuming, or
+    idle with an owner) per partition, from ownership.csv."""
+    down: dict[str, Intervals] = {}
+    allowed: dict[str, Intervals] = {}
+    for r in _rows(sim, "ownership.csv"):
+        key = f"{r['topic']}/{r['partition']}"
+        iv = (float(r["start_s"]), float(r["end_s"]))
+        if r["state"] not in SIM_UP:
+            down.setdefault(key, []).append(iv)
+        elif r["owner"]:
+            allowed.setdefault(key, []).append(iv)
+    return down, {k: union(v) for k, v in allowed.items()}
+
+
+def _split(down: dict[str, Intervals], allowed: dict[str, Intervals], metric: str, t: float) -> tuple[float, float]:
+    """(before t, from t on) of downtime_partition_s or stop_the_world_s."""
+    if metric == "downtime_partition_s":
+        ivs = [iv for v in down.values() for iv in v]
+        return sum(b - a for a, b in _clip(ivs, 0.0, t)), sum(b - a for a, b in _clip(ivs, t, math.inf))
+    stw = subtract(union([iv for v in down.values() for iv in v]), union([iv for v in allowed.values() for iv in v]))
+    return total_s(_clip(stw, 0.0, t)), total_s(_clip(stw, t, math.inf))
+
+
+def _split_verdict(cell: Cell, base: Path, run: Path, distance: float) -> tuple[bool, str]:
+    """The kip848-start-split test of one run that has intervals.csv, against its own distance
+    to the sim (the run's value less the sim's)."""
+    sim, where = cell.folder(base) / "sim", _where(run, base)
+    t = max(float(_spread(run)["end_s"]), float(_spread(sim)["end_s"]))
+    first_event = min((_seconds(e["at"]) for e in _events(_scenario(cell, base))), default=math.inf)
+    if t >= first_event:
+        return False, f"{where}: the starts end at {t:.3f} s, after the first event ({first_event:g} s)"
+    sides = []
+    for label, folder, (down, allowed) in (("run", run, _run_intervals(run)), ("sim", sim, _sim_intervals(sim))):
+        before, after = _split(down, allowed, cell.metric, t)
+        total = _value(folder, cell.metric)
+        if abs(before + after - total) > 1e-3 * max(1, len(down)):
+            raise ValueError(f"{folder}: the {label}'s intervals add up to {before + after:.6f}, not {cell.metric} {total}")
+        sides.append((before, after))
+    (r_before, r_after), (s_before, s_after) = sides
+    excess, rest = r_before - s_before, r_after - s_after
+    allowance, why = _after_start_allowance(cell, base, run, t)
+    ok = excess >= 0 and rest <= allowance
     return ok, (
-        f"{where}: the start's waits >= {waits:.2f} partition-s (initial wait {w_min:.3f}-{max(once):.3f} s, the "
-        f"sim's {s_w:.3f} s), its spread's gaps >= {gaps:.2f}; the sim's start {s_start:.2f}: "
-        f"{bound:.3g} partition-s {'>=' if ok else '<'} distance {cell.distance:.3g}"
+        f"{where}: before {t:.3f} s (the later start's end) {r_before:.3f} against the sim's {s_before:.3f} "
+        f"(the start's excess {excess:.3g} of the distance {distance:.3g}), after it {r_after:.3f} against "
+        f"{s_after:.3f}: the rest {rest:.3g} {'<=' if rest <= allowance else '>'} {why}"
+    )
+
+
+HB_KEY = "group.consumer.heartbeat.interval.ms"
+
+
+def _after_start_allowance(cell: Cell, base: Path, run: Path, t: float) -> tuple[float, str]:
+    """What the heartbeat phase may add after the start: one heartbeat interval per partition the
+    run moved after t (downtime), 1 ms (stop-the-world: none after the first assignment)."""
+    if cell.metric != "downtime_partition_s":
+        return 0.001, "1 ms"
+    hb_s = float(_scenario(cell, base).get("broker", {}).get("config", {}).get(HB_KEY, 5000)) / 1000.0
+    moved = sum(int(r["partitions_moved"]) for r in _rows(run, "rebalances.csv") if float(r["start_s"]) >= t)
+    return moved * hb_s, f"{moved} partitions moved after it x {hb_s:g} s"
+
+
+def _kip848_cell(cell: Cell, name: str) -> str | None:
+    if not cell.protocol.startswith("consumer:") or cell.side != "below":
+        return f"check {name} applies to KIP-848 (consumer:*) cells below the range"
+    if cell.metric not in ("downtime_partition_s", "stop_the_world_s"):
+        return f"check {name} applies to downtime_partition_s / stop_the_world_s"
+    return None
+
+
+def check_kip848_start_split(cell: Cell, base: Path) -> tuple[bool, str]:
+    refused = _kip848_cell(cell, "kip848-start-split")
+    if refused:
+        return False, refused
+    run = _bounding(cell, base)
+    if not (run / "intervals.csv").exists():
+        return False, f"{_where(run, base)}: measured without intervals.csv"
+    return _split_verdict(cell, base, run, cell.distance)
+
+
+def check_kip848_start_split_runs(cell: Cell, base: Path) -> tuple[bool, str]:
+    return _split_runs(cell, base, "kip848-start-split-runs", start_longer=True)
+
+
+def check_kip848_after_start(cell: Cell, base: Path) -> tuple[bool, str]:
+    return _split_runs(cell, base, "kip848-after-start", start_longer=False)
+
+
+def _split_runs(cell: Cell, base: Path, name: str, start_longer: bool) -> tuple[bool, str]:
+    """kip848-start-split-runs (the bounding run's start exceeds the sim's by >= 0) and
+    kip848-after-start (it does not: what is left lies after the start) on a bounding run without
+    intervals, with the runs that have them as evidence of where the excess lies."""
+    refused = _kip848_cell(cell, name)
+    if refused:
+        return False, refused
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    if (run / "intervals.csv").exists():
+        return False, f"{_where(run, base)} has intervals.csv: kip848-start-split decides"
+    measured = [r for r in _runs(cell, base) if (r / "intervals.csv").exists()]
+    if len(measured) < 2:
+        return False, f"{len(measured)} runs with intervals.csv (2 needed)"
+    verdicts = [_split_verdict(cell, base, r, _value(r, cell.metric) - _value(sim, cell.metric)) for r in measured]
+    bad = [why for ok, why in verdicts if not ok]
+    if bad:
+        return False, bad[0]
+    t = max(float(_spread(run)["end_s"]), float(_spread(sim)["end_s"]))
+    allowance, why = _after_start_allowance(cell, base, run, t)
+    if cell.metric == "stop_the_world_s":
+        if not start_longer:
+            return False, f"check {name} applies to downtime_partition_s"
+        head = f"{_where(run, base)} (no intervals): its stop-the-world is not split"
+        ok = True
+    else:
+        bound = _start_bound(cell, base, run)
+        if bound is None:
+            return False, f"{_where(run, base)}: no partition that never moved and was down once (its initial wait)"
+        rest = cell.distance - bound
+        ok = (bound >= 0) == start_longer and rest <= allowance
+        shorter = "" if bound >= 0 else " (its start was shorter than the sim's: the distance lies after it)"
+        head = (f"{_where(run, base)} (no intervals): its start exceeds the sim's by >= {bound:.3g} of the distance "
+                f"{cell.distance:.3g} (check kip848-start){shorter}, the rest <= {rest:.3g} "
+                f"{'<=' if rest <= allowance else '>'} {why}")
+    runs = "; ".join(why for _, why in verdicts)
+    return ok, f"{head}; the {len(measured)} runs with intervals: {runs}"
+
+
+def _classic_split(cell: Cell, base: Path) -> tuple[float, float, float, str, str] | str:
+    """A classic downtime / stop-the-world cell below the range, its bounding run measured with
+    intervals: (the run's excess before T, after T, the heartbeat allowance after T, its
+    reason, the figures) with T the later formation end; or why it does not apply."""
+    if cell.protocol.startswith("consumer:") or cell.side != "below":
+        return "applies to classic cells below the range"
+    if cell.metric not in ("downtime_partition_s", "stop_the_world_s"):
+        return "applies to downtime_partition_s / stop_the_world_s"
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    where = _where(run, base)
+    if not (run / "intervals.csv").exists():
+        return f"{where}: measured without intervals.csv"
+    sc = _scenario(cell, base)
+    n = _group_size(sc)
+    t = max(_formation(run, n)[2], _formation(sim, n)[2])
+    sides = []
+    for label, folder, (down, allowed) in (("run", run, _run_intervals(run)), ("sim", sim, _sim_intervals(sim))):
+        before, after = _split(down, allowed, cell.metric, t)
+        total = _value(folder, cell.metric)
+        if abs(before + after - total) > 1e-3 * max(1, len(down)):
+            raise ValueError(f"{folder}: the {label}'s intervals add up to {before + after:.6f}, not {cell.metric} {total}")
+        sides.append((before, after))
+    (r_before, r_after), (s_before, s_after) = sides
+    hb_s = float(sc.get("consumer", {}).get("config", {}).get("heartbeat.interval.ms", 3000)) / 1000.0
+    later = [r for r in _rows(run, "rebalances.csv") if float(r["start_s"]) >= t]
+    if cell.metric == "stop_the_world_s":
+        allowance, why = len(later) * hb_s, f"{len(later)} rebalances after it x {hb_s:g} s"
+    elif cell.protocol.startswith("eager:"):
+        parts = _partitions(sc)
+        allowance, why = len(later) * parts * hb_s, f"{len(later)} rebalances after it x {parts} partitions x {hb_s:g} s"
+    else:
+        moved = sum(int(r["partitions_moved"]) for r in later)
+        allowance, why = moved * hb_s, f"{moved} partitions moved after it x {hb_s:g} s"
+    figures = (
+        f"{where}: before {t:.3f} s (the later formation's end) {r_before:.3f} against the sim's {s_before:.3f}, "
+        f"after it {r_after:.3f} against {s_after:.3f}"
+    )
+    return r_before - s_before, r_after - s_after, allowance, why, figures
+
+
+def check_formation_split(cell: Cell, base: Path) -> tuple[bool, str]:
+    got = _classic_split(cell, base)
+    if isinstance(got, str):
+        return False, f"check formation-split {got}" if not got.startswith(("java", "librdkafka")) else got
+    excess, rest, _, _, figures = got
+    ok = rest <= 1e-6
+    return ok, f"{figures}: the formation's excess {excess:.3g} {'covers' if ok else 'does not cover'} the distance {cell.distance:.3g}"
+
+
+def check_heartbeat_split(cell: Cell, base: Path) -> tuple[bool, str]:
+    got = _classic_split(cell, base)
+    if isinstance(got, str):
+        return False, f"check heartbeat-split {got}" if not got.startswith(("java", "librdkafka")) else got
+    excess, rest, allowance, why, figures = got
+    ok = 0 < rest <= allowance
+    return ok, (
+        f"{figures}: the formation's excess {excess:.3g}, the rest after it {rest:.3g} "
+        f"{'<=' if rest <= allowance else '>'} {why}"
+    )
+
+
+def check_sticky_giver(cell: Cell, base: Path) -> tuple[bool, str]:
+    """librdkafka cooperative-sticky downtime below: the partition given to a joiner is another
+    member's for real (the same partitions in every run) than in the sim, and after the formation
+    the whole distance is that partition's wait (less the sim's mover's), within the heartbeat
+    allowance."""
+    if cell.client != "librdkafka" or not cell.protocol.startswith("cooperative:") or cell.side != "below":
+        return False, "check sticky-giver applies to librdkafka cooperative cells below the range"
+    if cell.metric != "downtime_partition_s":
+        return False, "check sticky-giver applies to downtime_partition_s"
+    got = _classic_split(cell, base)
+    if isinstance(got, str):
+        return False, got
+    excess, rest, allowance, why, figures = got
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+
+    def movers(folder: Path) -> set[str]:
+        return {r["partition"] for r in _rows(folder, "partitions.csv") if int(r["moves"]) > 0}
+
+    real = [movers(r) for r in _runs(cell, base)]
+    if any(m != real[0] for m in real) or not real[0]:
+        return False, "the real runs moved different partitions: " + ", ".join(sorted("/".join(sorted(m)) for m in real))
+    if movers(sim) == real[0]:
+        return False, f"the sim moved the same partitions ({'/'.join(sorted(real[0]))})"
+    t = max(_formation(run, _group_size(_scenario(cell, base)))[2], _formation(sim, _group_size(_scenario(cell, base)))[2])
+
+    def moved_after(down: dict[str, Intervals], keys: set[str]) -> float:
+        return sum(b - a for k, ivs in down.items() if k.split("/")[1] in keys for a, b in _clip(ivs, t, math.inf))
+
+    r_moved = moved_after(_run_intervals(run)[0], real[0])
+    s_moved = moved_after(_sim_intervals(sim)[0], movers(sim))
+    others = rest - (r_moved - s_moved)
+    ok = r_moved > s_moved and others <= allowance
+    return ok, (
+        f"{figures}; every real run moved partition {'/'.join(sorted(real[0]))}, the sim "
+        f"{'/'.join(sorted(movers(sim)))}: down after the formation {r_moved:.3f} against {s_moved:.3f}; the other "
+        f"partitions' rest {others:.3g} {'<=' if others <= allowance else '>'} {why}"
+    )
+
+
+CLIENT_SIDE_MAX_S = 0.3  # the client-side time after the broker's answer on this host (docs/timing.md: 20-300 ms)
+
+
+def check_formation_lost(cell: Cell, base: Path) -> tuple[bool, str]:
+    """records_lost below the range with auto.offset.reset = latest: each partition loses what
+    was produced before its first position, which follows the formation; the run's formation ends
+    later. Per partition, lost / rate is the moment of its reset (within one record interval)."""
+    if cell.metric != "records_lost" or cell.side != "below":
+        return False, "check formation-lost applies to records_lost below the range"
+    sc = _scenario(cell, base)
+    if str(sc.get("consumer", {}).get("config", {}).get("auto.offset.reset", "latest")) != "latest":
+        return False, "the scenario resets to earliest: nothing is lost at the start"
+    rates = {float(t["rate"]) for t in sc.get("topic", [])}
+    if len(rates) != 1:
+        return False, "the topics' rates differ"
+    rate = rates.pop()
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    n = _group_size(sc)
+    lines = []
+    for folder in (run, sim):
+        end = _formation(folder, n)[2]
+        resets = [int(r["lost"]) / rate for r in _rows(folder, "partitions.csv")]
+        lo, hi = min(resets) - end, max(resets) - end
+        if lo < -2.0 / rate or hi > CLIENT_SIDE_MAX_S + 1.0 / rate:
+            return False, (f"{_where(folder, base)}: resets {lo:+.3f}..{hi:+.3f} s from its formation's end "
+                           f"({end:.3f} s), not within the client-side time")
+        lines.append(f"{_where(folder, base)}: formation ends {end:.3f} s, resets {lo:+.3f}..{hi:+.3f} s after it")
+    return True, "; ".join(lines) + f" (<= {CLIENT_SIDE_MAX_S:g} s client-side, one record = {1.0 / rate:g} s)"
+
+
+def check_start_only_episodes(cell: Cell, base: Path) -> tuple[bool, str]:
+    """KIP-848 downtime below the range: both sides were down only in their starts."""
+    refused = _kip848_cell(cell, "start-only-episodes")
+    if refused or cell.metric != "downtime_partition_s":
+        return False, refused or "check start-only-episodes applies to downtime_partition_s"
+    sim, run = cell.folder(base) / "sim", _bounding(cell, base)
+    where = _where(run, base)
+    spread = int(_spread(run)["index"])
+    later = [r for r in _rows(run, "rebalances.csv") if int(r["index"]) > spread and int(r["partitions_moved"]) > 0]
+    if later:
+        return False, f"{where}: rebalance {later[0]['index']} after its start moved partitions"
+    extra = [r["partition"] for r in _rows(run, "partitions.csv") if int(r["episodes"]) > 1 + int(r["moves"])]
+    if extra:
+        return False, f"{where}: partition {extra[0]} was down more often than its start explains"
+    s_end = float(_spread(sim)["end_s"])
+    down, _ = _sim_intervals(sim)
+    after = sum(b - a for ivs in down.values() for a, b in _clip(ivs, s_end, math.inf))
+    if after > 1e-9:
+        return False, f"the sim is down {after:.3f} partition-s after its start ({s_end:.3f} s)"
+    return True, (
+        f"{where}: every move in its start (rebalance {spread}), no partition down more than once per move plus "
+        f"its first wait; the sim down only before {s_end:.3f} s: both values are their starts"
     )
 
 
@@ -1069,6 +1515,16 @@ CHECKS = {
     "rdkafka-timer-start": check_rdkafka_timer_start,
     "rdkafka-resume": check_rdkafka_resume,
     "kip848-start": check_kip848_start,
+    "kip848-start-split": check_kip848_start_split,
+    "maxpoll-or-moved": check_maxpoll_or_moved,
+    "heartbeat-max": check_heartbeat_max,
+    "kip848-start-split-runs": check_kip848_start_split_runs,
+    "kip848-after-start": check_kip848_after_start,
+    "start-only-episodes": check_start_only_episodes,
+    "formation-split": check_formation_split,
+    "heartbeat-split": check_heartbeat_split,
+    "sticky-giver": check_sticky_giver,
+    "formation-lost": check_formation_lost,
     "kip848-start-count": check_kip848_start_count,
     "kip848-start-p50": check_kip848_start_p50,
     "pause-held": check_pause_held,

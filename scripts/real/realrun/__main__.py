@@ -168,18 +168,21 @@ def as_run(sc: Scenario, run_dir: Path) -> Scenario:
 
 
 def summarize(sc: Scenario, specs: list[ProtocolSpec], raw: Path, out: Path) -> None:
-    """Write summary.csv, partitions.csv and rebalances.csv from the records under raw."""
-    summary, parts, rbs = [], [], []
+    """Write summary.csv, partitions.csv, rebalances.csv and intervals.csv from the records under raw."""
+    summary, parts, rbs, ivs = [], [], [], []
     for spec in specs:
         run_dir = raw / raw_name(spec)
         used = as_run(sc, run_dir)
         m = metrics_of(used, run_dir)
         summary.append(output.summary_row(sc, spec, m))
-        parts += output.partition_rows(spec, m, {u.name: t.name for u, t in zip(used.topics, sc.topics)})
+        names = {u.name: t.name for u, t in zip(used.topics, sc.topics)}
+        parts += output.partition_rows(spec, m, names)
+        ivs += output.interval_rows(spec, m, names)
         rbs += output.rebalance_rows(spec, m)
     output.write_csv(out / "summary.csv", output.SUMMARY_COLUMNS, summary)
     output.write_csv(out / "partitions.csv", output.PARTITION_COLUMNS, parts)
     output.write_csv(out / "rebalances.csv", output.REBALANCE_COLUMNS, rbs)
+    output.write_csv(out / "intervals.csv", output.INTERVAL_COLUMNS, ivs)
     for row in summary:
         print(" ".join(f"{c}={output.fmt(v)}" for c, v in zip(output.SUMMARY_COLUMNS[1:], row[1:]) if c in SHOWN))
 
@@ -251,9 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = args.out or Path("results/real") / sc.name
     if args.cmd == "run":
+        # Absolute: the Java members run in their own working directory and write their records here.
         raw = (
             args.raw or Path(__file__).resolve().parent.parent / ".runs" / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        )
+        ).resolve()
         for spec in specs:
             print(f"running {sc.name} {spec.label()} ({sc.client}) for {sc.duration_s:g} s ...", flush=True)
             try:

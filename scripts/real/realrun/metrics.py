@@ -315,6 +315,8 @@ class PartitionMetrics:
     downtime_s: float
     episodes: int
     moves: int
+    down: list[Interval]  # the intervals summed in downtime_s (intervals.csv)
+    allowed: list[Interval]  # when some member may consume it (intervals.csv; stop-the-world)
 
 
 @dataclass
@@ -359,7 +361,10 @@ def compute(rec: Record) -> RunMetrics:
     down = {tp: subtract(waiting[tp], allowed.get(tp, [])) for tp in rec.partitions}
     moves = _moves_per_partition(rec)
     parts = [
-        PartitionMetrics(tp, offsets_of(rec, tp), total_s(down[tp]), len(down[tp]), moves[tp]) for tp in rec.partitions
+        PartitionMetrics(
+            tp, offsets_of(rec, tp), total_s(down[tp]), len(down[tp]), moves[tp], down[tp], allowed.get(tp, [])
+        )
+        for tp in rec.partitions
     ]
     episodes = [(b - a) * 1000.0 for tp in rec.partitions for a, b in down[tp]]
     rbs, moved = rebalances(rec)

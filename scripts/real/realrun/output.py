@@ -1,4 +1,6 @@
-"""CSV output with the column contract of DESIGN section 7 (summary, partitions, rebalances).
+"""CSV output with the column contract of DESIGN section 7 (summary, partitions, rebalances),
+and intervals.csv: each partition's down and allowed intervals, so a measured run's downtime and
+stop-the-world can be split at any moment afterwards without its raw records (issue 24).
 
 Values are written as the Rust writer does: booleans `true`/`false`, floats in their shortest
 form; times rounded to microseconds (s) or to 0.001 ms.
@@ -54,6 +56,16 @@ PARTITION_COLUMNS = [
     "downtime_s",
     "episodes",
     "moves",
+]
+INTERVAL_COLUMNS = [
+    "protocol",
+    "assignor",
+    "static_membership",
+    "topic",
+    "partition",
+    "kind",
+    "from_s",
+    "to_s",
 ]
 REBALANCE_COLUMNS = [
     "protocol",
@@ -129,6 +141,18 @@ def partition_rows(spec: ProtocolSpec, m: RunMetrics, topic_names: dict[str, str
             p.moves,
         ]
         for p in m.partitions
+    ]
+
+
+def interval_rows(spec: ProtocolSpec, m: RunMetrics, topic_names: dict[str, str]) -> list[list[Any]]:
+    """intervals.csv rows: per partition its `down` intervals (their sum is partitions.csv's
+    downtime_s) and its `allowed` ones (some member may consume it), times in s from t0."""
+    head = [spec.protocol, spec.assignor, spec.static_membership]
+    return [
+        head + [topic_names.get(p.tp[0], p.tp[0]), p.tp[1], kind, a, b]
+        for p in m.partitions
+        for kind, ivs in (("down", p.down), ("allowed", p.allowed))
+        for a, b in ivs
     ]
 
 

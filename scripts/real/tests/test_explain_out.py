@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import io
+import shutil
 import sys
 import tempfile
 import unittest
@@ -325,6 +326,173 @@ class NewChecksTest(unittest.TestCase):
         self.assertTrue(self.check("kip848-start-count", count)[0])
         write_run2(folder / "rep1", {"rebalances": 2}, [("join", 0.0, 2.16, 3, 0), ("join", 12.0, 13.1, 4, 1)], parts)
         self.assertFalse(self.check("kip848-start-count", count)[0])  # nothing moved in its rebalance 0
+
+    def test_kip848_start_split(self) -> None:
+        self.scenario("join", '[[topic]]\nname = "events"\npartitions = 2\nrate = 10\n\n[group]\nmembers = 2\n\n'
+                              '[broker.config]\n"group.consumer.heartbeat.interval.ms" = 1000\n\n'
+                              '[[event]]\nat = "12s"\nkind = "join"\nmember = "c2"\n')
+        folder = self.base / "java/join/consumer_uniform"
+        # The sim: both partitions wait 0.5 s for c0, p1 moves to c1 in the spread (revoked
+        # 1.60-1.65 s) and to c2 at the join (12.5-12.6 s): down 0.5 + 0.5 + 0.05 + 0.1 = 1.15;
+        # stop-the-world only [0, 0.5] (c0 may consume p0 from 0.5 s on).
+        write_run2(folder / "sim", {"downtime_partition_s": 1.15, "stop_the_world_s": 0.5},
+                   [("join", 0.5, 0.5003, 1, 0), ("join", 0.51, 1.65, 2, 1), ("join", 12.3, 12.6, 3, 1)], [])
+        own = ["topic", "partition", "start_s", "end_s", "owner", "state"]
+        write_csv(folder / "sim/ownership.csv", own,
+                  [["events", 0, 0.0, 0.5, "", "unassigned"], ["events", 0, 0.5, 30.0, "c0", "consuming"],
+                   ["events", 1, 0.0, 0.5, "", "unassigned"], ["events", 1, 0.5, 1.6, "c0", "consuming"],
+                   ["events", 1, 1.6, 1.65, "c0", "revoked"], ["events", 1, 1.65, 12.5, "c1", "consuming"],
+                   ["events", 1, 12.5, 12.6, "c1", "revoked"], ["events", 1, 12.6, 30.0, "c2", "idle"]])
+        # The run: both wait 1.2 s, the spread 3.0-3.8 s moves p1, the join 12.4-13.0 s again:
+        # down 1.2 + 1.2 + 0.8 + 0.6 = 3.8, stop-the-world [0, 1.2].
+        rebs = [("join", 0.0, 1.2, 2, 0), ("rejoin", 3.0, 3.8, 2, 1), ("join", 12.0, 13.0, 3, 1)]
+        write_run2(folder / "rep1", {"downtime_partition_s": 3.8, "stop_the_world_s": 1.2}, rebs, [])
+        ivs = ["topic", "partition", "kind", "from_s", "to_s"]
+        rows = [["events", 0, "down", 0.0, 1.2], ["events", 0, "allowed", 1.2, 30.0],
+                ["events", 1, "down", 0.0, 1.2], ["events", 1, "down", 3.0, 3.8], ["events", 1, "down", 12.4, 13.0],
+                ["events", 1, "allowed", 1.2, 3.0], ["events", 1, "allowed", 3.8, 12.4], ["events", 1, "allowed", 13.0, 30.0]]
+        down = Cell("java", "join", "consumer:uniform", "downtime_partition_s", 1.15, 3.8, 3.8, 3.8, 1)
+        ok, why = self.check("kip848-start-split", down)
+        self.assertFalse(ok)
+        self.assertIn("measured without intervals.csv", why)
+        write_csv(folder / "rep1/intervals.csv", ivs, rows)
+        # T = max(3.8, 1.65) = 3.8: the run 3.2 before it, 0.6 after; the sim 1.05 and 0.1: the
+        # start's excess 2.15 of the distance 2.65, the rest 0.5 <= 1 partition moved x 1 s.
+        ok, why = self.check("kip848-start-split", down)
+        self.assertTrue(ok, why)
+        self.assertIn("before 3.800 s (the later start's end) 3.200 against the sim's 1.050", why)
+        self.assertIn("the rest 0.5 <= 1 partitions moved after it x 1 s", why)
+        stw = Cell("java", "join", "consumer:uniform", "stop_the_world_s", 0.5, 1.2, 1.2, 1.2, 1)
+        ok, why = self.check("kip848-start-split", stw)
+        self.assertTrue(ok, why)
+        self.assertIn("the start's excess 0.7 of the distance 0.7", why)
+        # The join's move 1.6 s long for real (12.4-14.0): the rest 1.5 is more than one heartbeat.
+        rows[4] = ["events", 1, "down", 12.4, 14.0]
+        write_csv(folder / "rep1/intervals.csv", ivs, rows)
+        write_run2(folder / "rep1", {"downtime_partition_s": 4.8, "stop_the_world_s": 1.2}, rebs, [])
+        longer = Cell("java", "join", "consumer:uniform", "downtime_partition_s", 1.15, 4.8, 4.8, 4.8, 1)
+        ok, why = self.check("kip848-start-split", longer)
+        self.assertFalse(ok)
+        self.assertIn("the rest 1.5 > 1 partitions moved", why)
+        # Intervals that do not add up to the summary: an error naming the folder.
+        write_run2(folder / "rep1", {"downtime_partition_s": 3.8, "stop_the_world_s": 1.2}, rebs, [])
+        with self.assertRaisesRegex(ValueError, "rep1: the run's intervals add up to 4.800000"):
+            self.check("kip848-start-split", down)
+        # A bounding run measured without intervals (rep3, down 3.0): kip848-start's bound on it
+        # (waits 1.0 + (1.0 - 0.1), gap 2.0 - 1.0, less the sim's start 1.05: 1.85) and the two
+        # runs with intervals (rep1 as first written, rep2 a copy) each passing the split test.
+        rows[4] = ["events", 1, "down", 12.4, 13.0]
+        for rep in ("rep1", "rep2"):
+            write_run2(folder / rep, {"downtime_partition_s": 3.8, "stop_the_world_s": 1.2}, rebs, [])
+            write_csv(folder / rep / "intervals.csv", ivs, rows)
+        write_run2(folder / "rep3", {"downtime_partition_s": 3.0, "stop_the_world_s": 1.0}, rebs,
+                   [(0, 1.0, 1, 0), (0, 2.0, 2, 1)])
+        bounded = Cell("java", "join", "consumer:uniform", "downtime_partition_s", 1.15, 3.0, 3.8, 3.8, 3)
+        self.assertIn("measured without intervals.csv", self.check("kip848-start-split", bounded)[1])
+        ok, why = self.check("kip848-start-split-runs", bounded)
+        self.assertTrue(ok, why)
+        self.assertIn("its start exceeds the sim's by >= 1.85 of the distance 1.85", why)
+        self.assertIn("; the 2 runs with intervals: ", why)
+        # One run with intervals is not enough.
+        (folder / "rep2/intervals.csv").unlink()
+        self.assertFalse(self.check("kip848-start-split-runs", bounded)[0])
+        # A bounding run whose start was shorter than the sim's: p0 waited 0.45 s, p1 moved twice
+        # (spread and join), 1.2 s down in all: bound 0.45 + (0.45 - 0.1) - 1.05 = -0.25 < 0, so
+        # the distance 0.5 lies after the start: 0.75 <= 1 partition moved after it x 1 s.
+        write_csv(folder / "rep2/intervals.csv", ivs, rows)
+        write_run2(folder / "rep3", {"downtime_partition_s": 1.65, "stop_the_world_s": 0.45}, rebs,
+                   [(0, 0.45, 1, 0), (0, 1.2, 3, 2)])
+        shorter = Cell("java", "join", "consumer:uniform", "downtime_partition_s", 1.15, 1.65, 3.8, 3.8, 3)
+        self.assertFalse(self.check("kip848-start-split-runs", shorter)[0])
+        ok, why = self.check("kip848-after-start", shorter)
+        self.assertTrue(ok, why)
+        self.assertIn("exceeds the sim's by >= -0.25 of the distance 0.5", why)
+        self.assertIn("the rest <= 0.75 <= 1 partitions moved after it x 1 s", why)
+        # start-only-episodes: the join moved p1 after the start: not only the start's.
+        self.assertIn("rebalance 2 after its start moved partitions", self.check("start-only-episodes", shorter)[1])
+        # Without that move (and the sim never down after its start, 1.65 s): both are their starts.
+        write_run2(folder / "rep3", {"downtime_partition_s": 1.65, "stop_the_world_s": 0.45},
+                   rebs[:2] + [("join", 12.0, 13.0, 3, 0)], [(0, 0.45, 1, 0), (0, 1.2, 2, 1)])
+        own_rows = [["events", 0, 0.0, 0.5, "", "unassigned"], ["events", 0, 0.5, 30.0, "c0", "consuming"],
+                    ["events", 1, 0.0, 0.5, "", "unassigned"], ["events", 1, 0.5, 1.6, "c0", "consuming"],
+                    ["events", 1, 1.6, 1.65, "c0", "revoked"], ["events", 1, 1.65, 30.0, "c1", "consuming"]]
+        write_csv(folder / "sim/ownership.csv", own, own_rows)
+        ok, why = self.check("start-only-episodes", shorter)
+        self.assertTrue(ok, why)
+        self.assertIn("the sim down only before 1.650 s", why)
+
+    def test_maxpoll_or_moved_and_heartbeat_max(self) -> None:
+        self.scenario("stall-join", '[[topic]]\nname = "events"\npartitions = 6\nrate = 33.333333\n\n[group]\nmembers = 3\n\n'
+                                    '[consumer.config]\n"enable.auto.commit" = true\n"auto.commit.interval.ms" = 5000\n'
+                                    '"max.poll.interval.ms" = 10000\n\n[broker.config]\n'
+                                    '"group.consumer.heartbeat.interval.ms" = 1000\n\n'
+                                    '[[event]]\nat = "12s"\nkind = "stall"\nmember = "c1"\nduration = "10s"\n\n'
+                                    '[[event]]\nat = "14s"\nkind = "join"\nmember = "c3"\n')
+        folder = self.base / "java/stall-join/consumer_uniform"
+        sim_reb = [("join", 0.52, 0.5203, 1, 0), ("join", 0.53, 1.62, 3, 4), ("join", 14.29, 15.32, 4, 1)]
+        write_run2(folder / "sim", {"records_reprocessed": 0, "rebalance_ms_max": 1092}, sim_reb, [(0, 0.5, 1, 0)] * 6)
+        # rep1: the timer expired 17 ms after the stall's end (22.0 s): 116 + 116 <= 66.7/s x 5 s = 333.
+        exp = [("join", 0.0, 1.47, 3, 0), ("rejoin", 2.67, 3.57, 3, 4), ("join", 14.0, 15.5, 4, 1),
+               ("max-poll-leave", 22.017, 22.537, 4, 1)]
+        write_run2(folder / "rep1", {"records_reprocessed": 232, "rebalance_ms_max": 1500}, exp,
+                   [(0, 1.3, 1, 0), (116, 2.3, 4, 0), (116, 2.7, 4, 0), (0, 2.2, 2, 1), (0, 3.0, 3, 2), (0, 1.3, 1, 0)])
+        # rep2: no expiry, its 252 records all on partitions that moved.
+        write_run2(folder / "rep2", {"records_reprocessed": 252, "rebalance_ms_max": 1400},
+                   [("join", 0.0, 1.47, 3, 0), ("rejoin", 2.67, 3.57, 3, 4), ("join", 14.0, 22.78, 4, 1)],
+                   [(0, 1.3, 1, 0), (126, 2.3, 4, 1), (126, 2.7, 4, 2), (0, 2.2, 2, 1), (0, 3.0, 3, 0), (0, 1.3, 1, 0)])
+        cell = Cell("java", "stall-join", "consumer:uniform", "records_reprocessed", 0, 232, 242, 252, 2)
+        ok, why = self.check("maxpoll-or-moved", cell)
+        self.assertTrue(ok, why)
+        self.assertIn("rep1 expired 17 ms after the stall, 232 <= 333; rep2 no expiry, 252 all on moved partitions", why)
+        # An expiry 60 ms late is not the knife edge.
+        exp[3] = ("max-poll-leave", 22.06, 22.537, 4, 1)
+        write_run2(folder / "rep1", {"records_reprocessed": 232, "rebalance_ms_max": 1500}, exp, [(232, 2.3, 4, 0)])
+        self.assertFalse(self.check("maxpoll-or-moved", cell)[0])
+        # heartbeat-max: rep2's max (1400 ms) is its 14 s join, after its start (rebalance 1); the
+        # sim's join lasts 1030 ms: 370 ms <= 1000.
+        write_run2(folder / "rep2", {"records_reprocessed": 252, "rebalance_ms_max": 1400},
+                   [("join", 0.0, 1.3, 3, 0), ("rejoin", 2.67, 3.57, 3, 4), ("join", 14.0, 15.4, 4, 1)], [])
+        shutil.rmtree(folder / "rep1")
+        top = Cell("java", "stall-join", "consumer:uniform", "rebalance_ms_max", 1092, 1400, 1400, 1400, 1)
+        ok, why = self.check("heartbeat-max", top)
+        self.assertTrue(ok, why)
+        self.assertIn("the sim's join lasts 1030 ms: 370 ms <= group.consumer.heartbeat.interval.ms 1000", why)
+        # Its max being the start: not this cause.
+        write_run2(folder / "rep2", {"records_reprocessed": 252, "rebalance_ms_max": 1400},
+                   [("join", 0.0, 1.0, 3, 0), ("rejoin", 2.0, 3.4, 3, 4), ("join", 14.0, 15.2, 4, 1)], [])
+        self.assertFalse(self.check("heartbeat-max", top)[0])
+
+    def test_formation_and_heartbeat_split(self) -> None:
+        self.scenario("gc-pause", '[[topic]]\nname = "events"\npartitions = 2\nrate = 10\n\n[group]\nmembers = 2\n\n'
+                                  '[consumer.config]\n"heartbeat.interval.ms" = 1000\n')
+        folder = self.base / "java/gc-pause/eager_range"
+        # The sim: both partitions wait for the formation (6.5 s) and are revoked 20.0-20.5 s:
+        # down 14.0, stop-the-world 7.0. The run: formation 6.4 s, revoked 20.0-21.0 s: 14.8, 7.4.
+        write_run2(folder / "sim", {"downtime_partition_s": 14.0, "stop_the_world_s": 7.0},
+                   [("join", 0.5, 6.5, 2, 0), ("join", 20.0, 20.5, 2, 0)], [])
+        own = ["topic", "partition", "start_s", "end_s", "owner", "state"]
+        write_csv(folder / "sim/ownership.csv", own,
+                  [r for p in (0, 1) for r in (["events", p, 0.0, 6.5, "", "unassigned"], ["events", p, 6.5, 20.0, "c0", "consuming"],
+                                               ["events", p, 20.0, 20.5, "c0", "revoked"], ["events", p, 20.5, 30.0, "c0", "consuming"])])
+        write_run2(folder / "rep1", {"downtime_partition_s": 14.8, "stop_the_world_s": 7.4},
+                   [("join", 0.0, 6.4, 2, 0), ("join", 20.0, 21.0, 2, 0)], [])
+        down = Cell("java", "gc-pause", "eager:range", "downtime_partition_s", 14.0, 14.8, 14.8, 14.8, 1)
+        self.assertIn("measured without intervals.csv", self.check("heartbeat-split", down)[1])
+        write_csv(folder / "rep1/intervals.csv", ["topic", "partition", "kind", "from_s", "to_s"],
+                  [r for p in (0, 1) for r in (["events", p, "down", 0.0, 6.4], ["events", p, "down", 20.0, 21.0],
+                                               ["events", p, "allowed", 6.4, 20.0], ["events", p, "allowed", 21.0, 30.0])])
+        # T = 6.5: the run 12.8 before it against 13.0 (excess -0.2), 2.0 after against 1.0: the rest
+        # 1.0 <= 1 rebalance x 2 partitions x 1 s; not the formation's.
+        ok, why = self.check("heartbeat-split", down)
+        self.assertTrue(ok, why)
+        self.assertIn("the formation's excess -0.2, the rest after it 1 <= 1 rebalances after it x 2 partitions x 1 s", why)
+        self.assertFalse(self.check("formation-split", down)[0])
+        stw = Cell("java", "gc-pause", "eager:range", "stop_the_world_s", 7.0, 7.4, 7.4, 7.4, 1)
+        ok, why = self.check("heartbeat-split", stw)
+        self.assertTrue(ok, why)
+        self.assertIn("the rest after it 0.5 <= 1 rebalances after it x 1 s", why)
+        # Not for KIP-848.
+        self.assertFalse(self.check("heartbeat-split", Cell("java", "gc-pause", "consumer:uniform", "stop_the_world_s", 1, 2, 2, 2, 1))[0])
 
     def test_start_max_and_pause_held(self) -> None:
         self.scenario("gc-pause", '[[topic]]\nname = "events"\npartitions = 6\nrate = 33.333333\n\n[group]\nmembers = 3\n\n'

@@ -5,6 +5,8 @@ from __future__ import annotations
 import unittest
 
 from realrun.metrics import ConservationError, compute, offsets_of, rebalances, subtract, union
+from realrun.output import interval_rows, partition_rows
+from realrun.scenario import ProtocolSpec
 from realrun.recorder import Callback, Delivery, Mark, Record
 
 P0, P1 = ("t", 0), ("t", 1)
@@ -73,6 +75,25 @@ class DowntimeTest(unittest.TestCase):
         self.assertAlmostEqual(m.stop_the_world_s, 2.0, places=9)
         # c0 -> c1 is one owner change.
         self.assertEqual((m.partitions_moved, m.partitions[0].moves), (1, 1))
+        # intervals.csv keeps what was summed: down [5, 7.0); allowed while c0 owns it (0.5 to
+        # the crash at 4.5) and from c1's assignment at 7.0 to the end (10.0).
+        self.assertEqual(m.partitions[0].down, [(5.0, 7.0)])
+        self.assertEqual(m.partitions[0].allowed, [(0.5, 4.5), (7.0, 10.0)])
+
+    def test_interval_rows_add_up_to_the_partition_rows(self) -> None:
+        m = compute(self.crash_record())
+        spec = ProtocolSpec("eager", "range", False)
+        rows = interval_rows(spec, m, {})
+        self.assertEqual(
+            rows,
+            [
+                ["eager", "range", False, "t", 0, "down", 5.0, 7.0],
+                ["eager", "range", False, "t", 0, "allowed", 0.5, 4.5],
+                ["eager", "range", False, "t", 0, "allowed", 7.0, 10.0],
+            ],
+        )
+        down = sum(r[7] - r[6] for r in rows if r[5] == "down")
+        self.assertAlmostEqual(down, partition_rows(spec, m, {})[0][9], places=9)
 
     def test_pause_makes_down_but_busy_does_not(self) -> None:
         rec = self.crash_record()
