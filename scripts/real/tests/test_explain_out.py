@@ -493,6 +493,72 @@ class NewChecksTest(unittest.TestCase):
         self.assertIn("the rest after it 0.5 <= 1 rebalances after it x 1 s", why)
         # Not for KIP-848.
         self.assertFalse(self.check("heartbeat-split", Cell("java", "gc-pause", "consumer:uniform", "stop_the_world_s", 1, 2, 2, 2, 1))[0])
+        # A formation 0.5 s longer and the same rebalance as the sim's: the formation's alone.
+        write_run2(folder / "rep1", {"downtime_partition_s": 15.0, "stop_the_world_s": 7.5},
+                   [("join", 0.0, 7.0, 2, 0), ("join", 20.0, 20.5, 2, 0)], [])
+        write_csv(folder / "rep1/intervals.csv", ["topic", "partition", "kind", "from_s", "to_s"],
+                  [r for p in (0, 1) for r in (["events", p, "down", 0.0, 7.0], ["events", p, "down", 20.0, 20.5],
+                                               ["events", p, "allowed", 7.0, 20.0], ["events", p, "allowed", 20.5, 30.0])])
+        longer = Cell("java", "gc-pause", "eager:range", "downtime_partition_s", 14.0, 15.0, 15.0, 15.0, 1)
+        ok, why = self.check("formation-split", longer)
+        self.assertTrue(ok, why)
+        self.assertIn("the formation's excess 1 covers the distance 1", why)
+        self.assertFalse(self.check("heartbeat-split", longer)[0])
+
+    def test_formation_lost(self) -> None:
+        text = '[[topic]]\nname = "t"\npartitions = 2\nrate = 10.0\n\n[group]\nmembers = 1\n'
+        self.scenario("static-withheld", text)
+        folder = self.base / "java/static-withheld/cooperative_cooperative-sticky_static"
+        # auto.offset.reset = latest (the default): a partition loses what was produced before its
+        # first position. The sim: formation ends 6.53 s, 65 lost each -> 6.5 s, 0.03 s before it.
+        write_run2(folder / "sim", {"records_lost": 130}, [("join", 0.5, 6.53, 3, 0)],
+                   [(0, 6.4, 1, 0), (0, 6.4, 1, 0)])
+        write_csv(folder / "sim/partitions.csv", ["partition", "lost", "moves"], [[0, 65, 0], [1, 65, 0]])
+        # The run: formation ends 7.558 s, 77 and 78 lost -> 7.7 and 7.8 s: 0.142-0.242 s after it.
+        write_run2(folder / "rep1", {"records_lost": 155}, [("join", 0.0, 7.558, 3, 0)], [])
+        write_csv(folder / "rep1/partitions.csv", ["partition", "lost", "moves"], [[0, 77, 0], [1, 78, 0]])
+        cell = Cell("java", "static-withheld", "cooperative:cooperative-sticky+static", "records_lost", 130, 155, 155, 155, 1)
+        ok, why = self.check("formation-lost", cell)
+        self.assertTrue(ok, why)
+        self.assertIn("formation ends 7.558 s, resets +0.142..+0.242 s after it", why)
+        self.assertIn("formation ends 6.530 s, resets -0.030..-0.030 s after it", why)
+        # A reset 1.4 s after the formation is not the client-side time.
+        write_csv(folder / "rep1/partitions.csv", ["partition", "lost", "moves"], [[0, 77, 0], [1, 90, 0]])
+        self.assertFalse(self.check("formation-lost", cell)[0])
+        # Reset to earliest: nothing is lost at the start, the check does not apply.
+        self.scenario("static-withheld", text + '\n[consumer.config]\n"auto.offset.reset" = "earliest"\n')
+        self.assertIn("earliest", self.check("formation-lost", cell)[1])
+
+    def test_sticky_giver(self) -> None:
+        d = self.base / "librdkafka" / "stall-join"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "scenario.toml").write_text('[[topic]]\nname = "events"\npartitions = 2\nrate = 10\n\n[group]\nmembers = 2\n\n'
+                                         '[consumer.config]\n"heartbeat.interval.ms" = 1000\n')
+        folder = d / "cooperative_cooperative-sticky"
+        # The sim: formation at 6.5 s, its mover p1 down 22.0-22.97 s: 13.0 + 0.97 = 13.97.
+        write_run2(folder / "sim", {"downtime_partition_s": 13.97}, [("join", 0.5, 6.5, 2, 0), ("join", 14.3, 22.97, 3, 1)],
+                   [(0, 6.5, 1, 0), (0, 7.47, 2, 1)])
+        own = ["topic", "partition", "start_s", "end_s", "owner", "state"]
+        write_csv(folder / "sim/ownership.csv", own,
+                  [["events", 0, 0.0, 6.5, "", "unassigned"], ["events", 0, 6.5, 30.0, "c0", "consuming"],
+                   ["events", 1, 0.0, 6.5, "", "unassigned"], ["events", 1, 6.5, 22.0, "c1", "consuming"],
+                   ["events", 1, 22.0, 22.97, "", "revoked"], ["events", 1, 22.97, 30.0, "c2", "consuming"]])
+        # The runs: formation at 6.2 s, their mover p0 down 14.2-22.5 s: 12.4 + 8.3 = 20.7.
+        rebs = [("join", 0.0, 6.2, 2, 0), ("join", 14.0, 22.5, 3, 1)]
+        ivs = ["topic", "partition", "kind", "from_s", "to_s"]
+        for rep in ("rep1", "rep2"):
+            write_run2(folder / rep, {"downtime_partition_s": 20.7}, rebs, [(0, 14.5, 2, 1), (0, 6.2, 1, 0)])
+            write_csv(folder / rep / "intervals.csv", ivs,
+                      [["events", 0, "down", 0.0, 6.2], ["events", 0, "down", 14.2, 22.5], ["events", 1, "down", 0.0, 6.2]])
+        cell = Cell("librdkafka", "stall-join", "cooperative:cooperative-sticky", "downtime_partition_s", 13.97, 20.7, 20.7, 20.7, 2)
+        # T = 6.5: the run 12.4 before it against 13.0, 8.3 after against 0.97; its mover p0 8.3
+        # after T, the sim's p1 0.97: the other partitions add 0 (allowance 1 moved x 1 s).
+        ok, why = self.check("sticky-giver", cell)
+        self.assertTrue(ok, why)
+        self.assertIn("every real run moved partition 0, the sim 1: down after the formation 8.300 against 0.970", why)
+        # Runs that moved different partitions: no fixed giver.
+        write_run2(folder / "rep2", {"downtime_partition_s": 20.7}, rebs, [(0, 6.2, 1, 0), (0, 14.5, 2, 1)])
+        self.assertIn("the real runs moved different partitions", self.check("sticky-giver", cell)[1])
 
     def test_start_max_and_pause_held(self) -> None:
         self.scenario("gc-pause", '[[topic]]\nname = "events"\npartitions = 6\nrate = 33.333333\n\n[group]\nmembers = 3\n\n'
