@@ -1017,6 +1017,19 @@ def _split(down: dict[str, Intervals], allowed: dict[str, Intervals], metric: st
     return total_s(_clip(stw, 0.0, t)), total_s(_clip(stw, t, math.inf))
 
 
+def _split_both(metric: str, run: Path, sim: Path, t: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(before t, from t on) of the run (intervals.csv) and of the sim (ownership.csv); each
+    side's parts must add up to its summary.csv value (within 1 ms a partition)."""
+    sides = []
+    for label, folder, (down, allowed) in (("run", run, _run_intervals(run)), ("sim", sim, _sim_intervals(sim))):
+        before, after = _split(down, allowed, metric, t)
+        total = _value(folder, metric)
+        if abs(before + after - total) > 1e-3 * max(1, len(down)):
+            raise ValueError(f"{folder}: the {label}'s intervals add up to {before + after:.6f}, not {metric} {total}")
+        sides.append((before, after))
+    return sides[0], sides[1]
+
+
 def _split_verdict(cell: Cell, base: Path, run: Path, distance: float) -> tuple[bool, str]:
     """The kip848-start-split test of one run that has intervals.csv, against its own distance
     to the sim (the run's value less the sim's)."""
@@ -1025,14 +1038,7 @@ def _split_verdict(cell: Cell, base: Path, run: Path, distance: float) -> tuple[
     first_event = min((_seconds(e["at"]) for e in _events(_scenario(cell, base))), default=math.inf)
     if t >= first_event:
         return False, f"{where}: the starts end at {t:.3f} s, after the first event ({first_event:g} s)"
-    sides = []
-    for label, folder, (down, allowed) in (("run", run, _run_intervals(run)), ("sim", sim, _sim_intervals(sim))):
-        before, after = _split(down, allowed, cell.metric, t)
-        total = _value(folder, cell.metric)
-        if abs(before + after - total) > 1e-3 * max(1, len(down)):
-            raise ValueError(f"{folder}: the {label}'s intervals add up to {before + after:.6f}, not {cell.metric} {total}")
-        sides.append((before, after))
-    (r_before, r_after), (s_before, s_after) = sides
+    (r_before, r_after), (s_before, s_after) = _split_both(cell.metric, run, sim, t)
     excess, rest = r_before - s_before, r_after - s_after
     allowance, why = _after_start_allowance(cell, base, run, t)
     ok = excess >= 0 and rest <= allowance
@@ -1135,14 +1141,7 @@ def _classic_split(cell: Cell, base: Path) -> tuple[float, float, float, str, st
     sc = _scenario(cell, base)
     n = _group_size(sc)
     t = max(_formation(run, n)[2], _formation(sim, n)[2])
-    sides = []
-    for label, folder, (down, allowed) in (("run", run, _run_intervals(run)), ("sim", sim, _sim_intervals(sim))):
-        before, after = _split(down, allowed, cell.metric, t)
-        total = _value(folder, cell.metric)
-        if abs(before + after - total) > 1e-3 * max(1, len(down)):
-            raise ValueError(f"{folder}: the {label}'s intervals add up to {before + after:.6f}, not {cell.metric} {total}")
-        sides.append((before, after))
-    (r_before, r_after), (s_before, s_after) = sides
+    (r_before, r_after), (s_before, s_after) = _split_both(cell.metric, run, sim, t)
     hb_s = float(sc.get("consumer", {}).get("config", {}).get("heartbeat.interval.ms", 3000)) / 1000.0
     later = [r for r in _rows(run, "rebalances.csv") if float(r["start_s"]) >= t]
     if cell.metric == "stop_the_world_s":
@@ -1204,7 +1203,8 @@ def check_sticky_giver(cell: Cell, base: Path) -> tuple[bool, str]:
         return False, "the real runs moved different partitions: " + ", ".join(sorted("/".join(sorted(m)) for m in real))
     if movers(sim) == real[0]:
         return False, f"the sim moved the same partitions ({'/'.join(sorted(real[0]))})"
-    t = max(_formation(run, _group_size(_scenario(cell, base)))[2], _formation(sim, _group_size(_scenario(cell, base)))[2])
+    n = _group_size(_scenario(cell, base))
+    t = max(_formation(run, n)[2], _formation(sim, n)[2])
 
     def moved_after(down: dict[str, Intervals], keys: set[str]) -> float:
         return sum(b - a for k, ivs in down.items() if k.split("/")[1] in keys for a, b in _clip(ivs, t, math.inf))
