@@ -43,6 +43,7 @@ mod steps;
 
 pub(crate) use crate::protocols::Membership;
 use positions::Positions;
+pub(crate) use steps::QuietStep;
 pub use steps::{LoopShift, LoopState, SIGNATURE_HEAD};
 
 /// How a group member rebalances: the classic protocol's two client modes (eager,
@@ -432,6 +433,18 @@ impl BatchTimes {
     /// with random arrivals and processing most parts have a record or two; both forms mean
     /// the same times).
     pub(crate) fn of_part(&self, part: usize, index: usize, count: u64) -> RecordTimes {
+        self.of_part_reusing(part, index, count, &mut (Vec::new(), Vec::new()))
+    }
+
+    /// [`BatchTimes::of_part`], listing three or more records in the buffers of `spare`
+    /// (taken: give them back from the result, so that reporting a batch allocates nothing).
+    pub(crate) fn of_part_reusing(
+        &self,
+        part: usize,
+        index: usize,
+        count: u64,
+        spare: &mut (Vec<SimTime>, Vec<SimTime>),
+    ) -> RecordTimes {
         match self {
             BatchTimes::Listed { arrivals, ends } if (1..=2).contains(&count) => {
                 // A part's records are consecutive offsets processed in order: neither their
@@ -447,7 +460,12 @@ impl BatchTimes {
             }
             BatchTimes::Listed { arrivals, ends } => {
                 let range = index..index + count as usize;
-                RecordTimes::listed(arrivals[range.clone()].to_vec(), ends[range].to_vec())
+                let (mut part_arrivals, mut part_ends) = std::mem::take(spare);
+                part_arrivals.clear();
+                part_arrivals.extend_from_slice(&arrivals[range.clone()]);
+                part_ends.clear();
+                part_ends.extend_from_slice(&ends[range]);
+                RecordTimes::listed(part_arrivals, part_ends)
             }
             BatchTimes::Linear { start, each, arrivals } => RecordTimes::Linear {
                 count,
@@ -539,16 +557,36 @@ pub(crate) struct PollLoop {
 }
 
 impl PollLoop {
+    /// A call of `poll()` at `now` begins: a new poll epoch (a timer of an earlier poll is
+    /// stale), not waiting yet.
+    pub(crate) fn begin_poll(&mut self, now: SimTime) {
+        self.last_poll = now;
+        self.in_poll = false;
+        self.epoch += 1;
+    }
+
+    /// Whether buffers of a finished batch wait for the next fetch.
+    pub(crate) fn has_spare_buffers(&self) -> bool {
+        self.spare.parts.capacity() > 0
+    }
+
     /// Keeps the buffers of a finished batch for the next fetch.
     pub(crate) fn keep_buffers(&mut self, batch: Batch) {
-        self.spare.parts = batch.parts;
+        keep_larger(&mut self.spare.parts, batch.parts);
         match batch.times {
-            BatchTimes::Linear { arrivals, .. } => self.spare.arrivals = arrivals,
+            BatchTimes::Linear { arrivals, .. } => keep_larger(&mut self.spare.arrivals, arrivals),
             BatchTimes::Listed { arrivals, ends } => {
-                self.spare.listed_arrivals = arrivals;
-                self.spare.listed_ends = ends;
+                keep_larger(&mut self.spare.listed_arrivals, arrivals);
+                keep_larger(&mut self.spare.listed_ends, ends);
             }
         }
+    }
+}
+
+/// Keeps the larger of two buffers in `spare` (the next fetch empties it before use).
+fn keep_larger<T>(spare: &mut Vec<T>, buffer: Vec<T>) {
+    if buffer.capacity() > spare.capacity() {
+        *spare = buffer;
     }
 }
 
@@ -834,9 +872,7 @@ impl Consumer {
         if self.poll_loop.batch.is_some() || self.awaiting_commit.is_some() {
             return;
         }
-        self.poll_loop.last_poll = now;
-        self.poll_loop.in_poll = false;
-        self.poll_loop.epoch += 1;
+        self.poll_loop.begin_poll(now);
         out.cancel(ConsumerTimer::PollWake { epoch: self.poll_loop.epoch });
         if let Some(response) = self.pending_join.take() {
             self.on_join_response(response, env, out);
@@ -854,13 +890,35 @@ impl Consumer {
             Membership::Kip848(_) => self.kip848_poll(now, env, out),
             Membership::Assigned(_) => {}
         }
-        let first_unseen = match self.fetch(now, env) {
-            Ok(batch) => return self.start_batch(now, batch, out),
-            Err(first_unseen) => first_unseen,
-        };
-        self.poll_loop.in_poll = true;
-        let wake = self.next_wake(now, first_unseen);
-        out.arm(ConsumerTimer::PollWake { epoch: self.poll_loop.epoch }, wake);
+        let (step, at) = self.fetch_or_wait(now, env);
+        out.arm(step, at);
+        if let ConsumerTimer::BatchDone { epoch } = step {
+            out.arm(ConsumerTimer::MaxPoll { epoch }, self.poll_deadline(now));
+        }
+    }
+
+    /// The fetch of a poll at `now` (its epoch begun): a batch starts, or the poll waits for
+    /// records. Returns the poll-loop step that comes next: the batch's end, or the waiting
+    /// poll's wake-up ([`Consumer::next_wake`]). The batch's `max.poll.interval.ms` timer is
+    /// the caller's to arm.
+    pub(crate) fn fetch_or_wait<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+    ) -> (ConsumerTimer, SimTime) {
+        let epoch = self.poll_loop.epoch;
+        match self.fetch(now, env) {
+            Ok(mut batch) => {
+                batch.epoch = epoch;
+                let end = batch.end;
+                self.poll_loop.batch = Some(batch);
+                (ConsumerTimer::BatchDone { epoch }, end)
+            }
+            Err(first_unseen) => {
+                self.poll_loop.in_poll = true;
+                (ConsumerTimer::PollWake { epoch }, self.next_wake(now, first_unseen))
+            }
+        }
     }
 
     /// The Java client's periodic auto-commit inside `poll()` (AK `ConsumerCoordinator.poll`
@@ -1719,6 +1777,79 @@ pub(crate) mod tests {
         assert_eq!(rig.consumer.next_wake(t(4000), SimTime::MAX), t(4500));
         rig.consumer.params.client = Client::Librdkafka;
         assert_eq!(rig.consumer.next_wake(t(4800), SimTime::MAX), t(5300));
+    }
+
+    /// A quiet step as fast stepping runs it aside (`end_quiet_step`, then `quiet_poll`) is
+    /// `handle(Timer(step))` without an outbox. A stable member owns two partitions of the
+    /// 10 ms log (200 records/s reach it) and processes each record in an exponential time of
+    /// mean 4 ms (80% busy: batches of one to several records, and idle waits). From the same
+    /// state, both ways give, step after step until 4.9 s (the auto-commit is due at 5.004 s,
+    /// the first step that is not quiet), the same next step and due time, the same records
+    /// with the same times, and the same loop state, rotation and random stream; and some
+    /// steps are each kind (a batch ends, a waiting poll wakes).
+    #[test]
+    fn a_quiet_step_is_its_timer_handled_without_an_outbox() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        let mean_ns = t(4).as_nanos() as f64;
+        let exp = rand_distr::Exp::new(1.0 / mean_ns).expect("positive rate");
+        rig.consumer.params.processing = ProcessingSampler::Exponential(exp);
+        rig.stable(vec![tp(0), tp(1)]);
+        let (mut batches, mut wakes) = (0, 0);
+        let mut next = rig.consumer.poll_loop.poll_step().expect("a pending step");
+        let mut at = t(5);
+        while at < t(4900) {
+            assert!(rig.consumer.poll_loop_is_quiet() && at < rig.consumer.loud_at());
+            let mut handled = Rig {
+                consumer: rig.consumer.clone(),
+                rng: rig.rng.clone(),
+                assignor_rng: rig.assignor_rng.clone(),
+                topics: rig.topics.clone(),
+            };
+            let out = handled.step(at, ConsumerInput::Timer(next));
+            let armed: Vec<_> =
+                out.timers.iter().filter(|(t, a)| is_step(*t) && a.is_some()).collect();
+            let &&(step_then, Some(due_then)) = armed.last().expect("a next step") else {
+                unreachable!()
+            };
+            let processed = out.notes.to_vec();
+            let mut log = TenMs;
+            let mut env = ConsumerEnv {
+                log: &mut log,
+                rng: &mut rig.rng,
+                assignor_rng: &mut rig.assignor_rng,
+                topics: &rig.topics,
+            };
+            let finished = match rig.consumer.end_quiet_step(next) {
+                QuietStep::Finished(batch) => Some(batch),
+                QuietStep::Woke => None,
+                QuietStep::Stale => panic!("the pending step is not stale"),
+            };
+            let (step, due) = rig.consumer.quiet_poll(at, &mut env);
+            let mut quiet = ConsumerOutbox::default();
+            if let Some(batch) = &finished {
+                emit_processed(batch, None, &mut quiet);
+                batches += 1;
+            } else {
+                wakes += 1;
+            }
+            assert_eq!((step, due), (step_then, due_then), "the next step after {at:?}");
+            assert_eq!(quiet.notes, processed, "the records of the step at {at:?}");
+            assert!(processed.iter().all(|n| matches!(n, ConsumerNote::Processed { .. })));
+            let (state, state_then) =
+                (rig.consumer.poll_loop.loop_state(), handled_state(&handled));
+            assert_eq!(format!("{state:?}"), format!("{state_then:?}"));
+            assert_eq!(rig.rng.get_word_pos(), handled.rng.get_word_pos(), "the same stream");
+            rig.consumer = handled.consumer;
+            (next, at) = (step, due);
+        }
+        assert!(batches > 200 && wakes > 50, "{batches} batches, {wakes} wakes");
+
+        fn is_step(timer: ConsumerTimer) -> bool {
+            matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
+        }
+        fn handled_state(rig: &Rig) -> LoopState {
+            rig.consumer.poll_loop.loop_state()
+        }
     }
 
     /// Java handles a JoinGroup response inside `poll()` (AK `joinGroupIfNeeded`; the heartbeat

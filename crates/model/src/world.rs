@@ -12,7 +12,7 @@
 //! After every event, debug builds and tests assert the invariants (`check_invariants`).
 
 use crate::consumer::{
-    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
+    Batch, Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
     ConsumerTimer, LogView, RevokeCause, CONSUMER_TIMER_SLOTS,
 };
 use crate::observe::{AccessRef, MemberState, Observation, Observer, PartState};
@@ -274,6 +274,11 @@ pub(crate) struct World<'o, S: Stepper> {
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
+    /// The buffers a part of three or more records of a batch run aside is listed in for its
+    /// report (`BatchTimes::of_part_reusing`).
+    spare_times: (Vec<SimTime>, Vec<SimTime>),
+    /// A finished batch whose buffers wait for a member's next fetch (`World::run_quiet_step`).
+    spare_batch: Option<Batch>,
     /// The ends of the members' processing stalls (`world/member_state.rs`).
     stall_ends: member_state::StallEnds,
 }
@@ -339,6 +344,8 @@ impl<'o, S: Stepper> World<'o, S> {
             sample_every: SimTime::from_secs(every_s),
             stepper: S::new(periodic, order.len()),
             spare_outboxes: Vec::new(),
+            spare_times: (Vec::new(), Vec::new()),
+            spare_batch: None,
             stall_ends: member_state::StallEnds::default(),
         };
         world.init(scenario, protocol);

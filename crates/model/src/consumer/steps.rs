@@ -2,7 +2,9 @@
 //! `world/stepper/lazy.rs`): which poll-loop step is pending, whether the next steps can only
 //! process records (no request, no callback), and until when that holds.
 
-use super::{Batch, BatchTimes, Consumer, ConsumerTimer, PollLoop, NO_POSITION};
+use super::{
+    Batch, BatchTimes, Consumer, ConsumerEnv, ConsumerTimer, LogView, PollLoop, NO_POSITION,
+};
 use crate::processing::ProcessingSampler;
 use crate::types::Tp;
 use scenario::{Client, CommitPolicy};
@@ -64,6 +66,56 @@ impl Consumer {
         let batch = self.poll_loop.batch.as_ref()?;
         let timer = ConsumerTimer::MaxPoll { epoch: batch.epoch };
         Some((timer, self.poll_deadline(batch.polled), batch.polled))
+    }
+}
+
+/// What the first half of a quiet poll-loop step found ([`Consumer::end_quiet_step`]).
+#[derive(Debug)]
+pub(crate) enum QuietStep {
+    /// The timer is stale (of an earlier poll or batch): nothing happens, no step follows.
+    Stale,
+    /// A poll waiting for records wakes up.
+    Woke,
+    /// The batch in progress is done: its records are processed.
+    Finished(Batch),
+}
+
+impl Consumer {
+    /// The first half of a quiet poll-loop step on `timer`, run aside by fast stepping
+    /// (`world/stepper/lazy.rs`): what `handle(Timer(timer))` does for a member whose poll loop
+    /// is quiet ([`Consumer::poll_loop_is_quiet`]) before its next poll, without an outbox.
+    /// A finished batch is taken out: the caller reports its records (`Processed`) and gives
+    /// its buffers back (`PollLoop::keep_buffers`). Its `max.poll.interval.ms` timer needs no
+    /// cancelling: fast stepping arms it from the batch in progress.
+    pub(crate) fn end_quiet_step(&mut self, timer: ConsumerTimer) -> QuietStep {
+        debug_assert!(self.poll_loop_is_quiet(), "a quiet step of a loud member");
+        let poll_loop = &mut self.poll_loop;
+        match timer {
+            ConsumerTimer::BatchDone { epoch }
+                if poll_loop.batch.as_ref().is_some_and(|b| b.epoch == epoch) =>
+            {
+                QuietStep::Finished(poll_loop.batch.take().expect("a batch in progress"))
+            }
+            ConsumerTimer::PollWake { epoch } if poll_loop.in_poll && epoch == poll_loop.epoch => {
+                QuietStep::Woke
+            }
+            _ => QuietStep::Stale,
+        }
+    }
+
+    /// The second half: the next `poll()` at `now`, which for a quiet member before
+    /// [`Consumer::loud_at`] only fetches (no auto-commit is due, no assignment, join, close or
+    /// commit response waits for it; each protocol's poll hook has nothing to do: its
+    /// `poll_loop_is_plain`). Returns the next poll-loop step and when it is due.
+    pub(crate) fn quiet_poll<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+    ) -> (ConsumerTimer, SimTime) {
+        debug_assert!(now < self.loud_at(), "a quiet poll at or after the auto-commit");
+        debug_assert!(self.poll_loop.batch.is_none(), "a quiet poll with a batch in progress");
+        self.poll_loop.begin_poll(now);
+        self.fetch_or_wait(now, env)
     }
 }
 

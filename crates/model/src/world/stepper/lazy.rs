@@ -24,7 +24,10 @@
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::Fast;
-use crate::consumer::{Consumer, ConsumerInput, ConsumerNote, ConsumerTimer};
+use crate::consumer::{
+    Batch, Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerTimer, QuietStep,
+};
+use crate::records::RecordTimes;
 use crate::types::Conn;
 use crate::world::{Ev, World};
 use sim_core::{SimTime, RANK_LAST};
@@ -142,8 +145,8 @@ impl World<'_, Fast> {
                 break;
             }
             // Full batches mean a backlog, not a cycle: look again once it is worked off.
-            let backlog = self.slots[slot].consumer.as_ref().is_none_or(|c| c.in_full_batch());
-            if self.stepper.periodic && !backlog {
+            let backlog = || self.slots[slot].consumer.as_ref().is_none_or(|c| c.in_full_batch());
+            if self.stepper.periodic && !backlog() {
                 let loud = self.slots[slot].consumer.as_ref().map_or(SimTime::MAX, |c| c.loud_at());
                 let known = recorder.as_ref().and_then(|r| r.position_of(step));
                 if self.jump(slot, Bound { until, inclusive, loud }, known) {
@@ -278,6 +281,10 @@ impl World<'_, Fast> {
     /// when `keep`).
     fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
         self.stepper.slots[slot].forget_cycle_position();
+        if !keep {
+            self.run_quiet_step(slot, step);
+            return Vec::new();
+        }
         let mut out = self.take_outbox();
         let input = ConsumerInput::Timer(step.timer);
         let conn = self.run_member(slot, step.at, input, &mut out).expect("an aside member");
@@ -308,6 +315,57 @@ impl World<'_, Fast> {
         }
         self.return_outbox(out);
         kept
+    }
+
+    /// Runs one aside step without an outbox (`Consumer::end_quiet_step`, `quiet_poll`): the
+    /// same member machine as [`World::run_aside`]'s `handle`, and the same reports in the same
+    /// order (the finished batch's parts after the next poll). The finished batch is held for
+    /// its report while the poll fills another batch's buffers: the member's spare ones, or
+    /// those of a batch finished before (`World::spare_batch`), so that steps run aside
+    /// allocate nothing.
+    fn run_quiet_step(&mut self, slot: usize, step: LazyStep) {
+        let World { slots, logs, assignor_rng, topics, spare_batch, .. } = self;
+        let s = &mut slots[slot];
+        let consumer = s.consumer.as_mut().expect("an aside member");
+        let conn = consumer.conn();
+        let finished = match consumer.end_quiet_step(step.timer) {
+            QuietStep::Stale => {
+                self.stepper.slots[slot].lazy = None;
+                return;
+            }
+            QuietStep::Woke => None,
+            QuietStep::Finished(batch) => Some(batch),
+        };
+        if !consumer.poll_loop.has_spare_buffers() {
+            if let Some(spare) = spare_batch.take() {
+                consumer.poll_loop.keep_buffers(spare);
+            }
+        }
+        let mut env = ConsumerEnv { log: logs, rng: &mut s.rng, assignor_rng, topics };
+        let (timer, at) = consumer.quiet_poll(step.at, &mut env);
+        self.stepper.slots[slot].lazy = Some(LazyStep { at, timer, armed: step.at });
+        let Some(batch) = finished else { return };
+        self.report_batch(step.at, conn, &batch);
+        let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
+        if consumer.poll_loop.has_spare_buffers() {
+            self.spare_batch = Some(batch);
+        } else {
+            consumer.poll_loop.keep_buffers(batch);
+        }
+    }
+
+    /// Reports the records of `batch`, finished by `conn` at `at`, part by part (`Processed`).
+    fn report_batch(&mut self, at: SimTime, conn: Conn, batch: &Batch) {
+        let mut index = 0;
+        for (part, &(tp, first, count)) in batch.parts.iter().enumerate() {
+            let spare = &mut self.spare_times;
+            let times = batch.times.of_part_reusing(part, index, count as u64, spare);
+            self.on_processed(at, conn, tp, first, &times);
+            if let RecordTimes::Listed { arrivals, ends } = times {
+                self.spare_times = (arrivals, ends);
+            }
+            index += count;
+        }
     }
 
     /// Puts the `max.poll.interval.ms` timer of the batch in progress in the queue, as of its
