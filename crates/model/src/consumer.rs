@@ -1068,38 +1068,38 @@ impl Consumer {
         self.poll_loop.cursor = self.poll_loop.cursor.wrapping_add(1);
         // The earliest arrival of the records at the positions that found nothing new.
         let mut first_unseen = SimTime::MAX;
-        let mut take_from = |tp: Tp, position: &mut u64, seen: &mut positions::Seen| -> bool {
-            if *position == NO_POSITION {
-                return false;
-            }
-            // Usually nothing new: the record at the position arrives later (arrivals grow
-            // with the offset, so `log_end_from` would give the position itself). The arrival
-            // at a position never changes: the log is asked once per position.
-            if seen.offset != *position {
-                *seen =
-                    positions::Seen { offset: *position, arrival: env.log.arrival(tp, *position) };
-            }
-            let next = seen.arrival;
-            if next > visible {
-                first_unseen = first_unseen.min(next);
-                return false;
-            }
-            // Only records from the position on matter: search the log from there.
-            let end = env.log.log_end_from(tp, visible, *position);
-            let take = end.saturating_sub(*position).min(budget);
-            if take > 0 {
-                parts.push((tp, *position, take as usize));
-                *position += take;
-                budget -= take;
-            }
-            budget == 0
-        };
         let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
-        let mut take_all = |(entries, seen): positions::Rotated<'_>| {
-            entries.iter_mut().zip(seen).any(|((tp, p), seen)| take_from(*tp, p, seen))
-        };
-        if !take_all(from) {
-            take_all(before);
+        'halves: for (entries, seen) in [from, before] {
+            for ((tp, position), seen) in entries.iter_mut().zip(seen) {
+                if *position == NO_POSITION {
+                    continue;
+                }
+                // Usually nothing new: the record at the position arrives later (arrivals
+                // grow with the offset, so `log_end_from` would give the position itself).
+                // The arrival at a position never changes: the log is asked once per
+                // position.
+                if seen.offset != *position {
+                    *seen = positions::Seen {
+                        offset: *position,
+                        arrival: env.log.arrival(*tp, *position),
+                    };
+                }
+                if seen.arrival > visible {
+                    first_unseen = first_unseen.min(seen.arrival);
+                    continue;
+                }
+                // Only records from the position on matter: search the log from there.
+                let end = env.log.log_end_from(*tp, visible, *position);
+                let take = end.saturating_sub(*position).min(budget);
+                if take > 0 {
+                    parts.push((*tp, *position, take as usize));
+                    *position += take;
+                    budget -= take;
+                }
+                if budget == 0 {
+                    break 'halves;
+                }
+            }
         }
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.
@@ -1777,6 +1777,34 @@ pub(crate) mod tests {
         assert_eq!(rig.consumer.next_wake(t(4000), SimTime::MAX), t(4500));
         rig.consumer.params.client = Client::Librdkafka;
         assert_eq!(rig.consumer.next_wake(t(4800), SimTime::MAX), t(5300));
+    }
+
+    /// The fetch rotation: each fetch starts from the next owned partition (the cursor mod
+    /// their count) and wraps around until `max.poll.records`. Three partitions of the 10 ms
+    /// log, each read from offset 0 at 100 ms (offsets 0-8 arrived by the visible 99 ms: 9
+    /// records each), 20 records a poll: 9 from the first in rotation, 9 from the second, 2
+    /// from the third; the next fetch starts one partition later.
+    #[test]
+    fn the_fetch_starts_from_the_next_partition_and_wraps_around() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.consumer.params.max_poll_records = 20;
+        rig.stable(vec![tp(0), tp(1), tp(2)]);
+        assert!(rig.consumer.poll_loop.batch.is_none(), "nothing arrived by the sync");
+        for _ in 0..4 {
+            rig.consumer.poll_loop.owned.values_mut().for_each(|p| *p = 0);
+            let cursor = rig.consumer.poll_loop.cursor;
+            let mut log = TenMs;
+            let mut env = ConsumerEnv {
+                log: &mut log,
+                rng: &mut rig.rng,
+                assignor_rng: &mut rig.assignor_rng,
+                topics: &rig.topics,
+            };
+            let batch = rig.consumer.fetch(t(100), &mut env).expect("records");
+            let at = |k: usize| tp(((cursor + k) % 3) as u32);
+            assert_eq!(batch.parts, vec![(at(0), 0, 9), (at(1), 0, 9), (at(2), 0, 2)]);
+            assert_eq!(rig.consumer.poll_loop.cursor, cursor + 1);
+        }
     }
 
     /// A quiet step as fast stepping runs it aside (`end_quiet_step`, then `quiet_poll`) is
