@@ -1467,6 +1467,7 @@ pub(crate) mod tests {
         }
     }
 
+    #[derive(Clone)]
     struct Rig {
         consumer: Consumer,
         rng: SimRng,
@@ -1487,6 +1488,16 @@ pub(crate) mod tests {
         }
 
         fn step(&mut self, now: SimTime, input: ConsumerInput) -> ConsumerOutbox {
+            let mut out = ConsumerOutbox::default();
+            self.with_env(|consumer, env| consumer.handle(now, input, env, &mut out));
+            out
+        }
+
+        /// Runs `f` on the member and its environment (the 10 ms log).
+        fn with_env<R>(
+            &mut self,
+            f: impl FnOnce(&mut Consumer, &mut ConsumerEnv<'_, TenMs>) -> R,
+        ) -> R {
             let mut log = TenMs;
             let mut env = ConsumerEnv {
                 log: &mut log,
@@ -1494,9 +1505,7 @@ pub(crate) mod tests {
                 assignor_rng: &mut self.assignor_rng,
                 topics: &self.topics,
             };
-            let mut out = ConsumerOutbox::default();
-            self.consumer.handle(now, input, &mut env, &mut out);
-            out
+            f(&mut self.consumer, &mut env)
         }
 
         /// Start, lead a group of itself and `c1-1`, sync `assigned` (committed at 0).
@@ -1793,14 +1802,7 @@ pub(crate) mod tests {
         for _ in 0..4 {
             rig.consumer.poll_loop.owned.values_mut().for_each(|p| *p = 0);
             let cursor = rig.consumer.poll_loop.cursor;
-            let mut log = TenMs;
-            let mut env = ConsumerEnv {
-                log: &mut log,
-                rng: &mut rig.rng,
-                assignor_rng: &mut rig.assignor_rng,
-                topics: &rig.topics,
-            };
-            let batch = rig.consumer.fetch(t(100), &mut env).expect("records");
+            let batch = rig.with_env(|c, env| c.fetch(t(100), env)).expect("records");
             let at = |k: usize| tp(((cursor + k) % 3) as u32);
             assert_eq!(batch.parts, vec![(at(0), 0, 9), (at(1), 0, 9), (at(2), 0, 2)]);
             assert_eq!(rig.consumer.poll_loop.cursor, cursor + 1);
@@ -1827,12 +1829,7 @@ pub(crate) mod tests {
         let mut at = t(5);
         while at < t(4900) {
             assert!(rig.consumer.poll_loop_is_quiet() && at < rig.consumer.loud_at());
-            let mut handled = Rig {
-                consumer: rig.consumer.clone(),
-                rng: rig.rng.clone(),
-                assignor_rng: rig.assignor_rng.clone(),
-                topics: rig.topics.clone(),
-            };
+            let mut handled = rig.clone();
             let out = handled.step(at, ConsumerInput::Timer(next));
             let armed: Vec<_> =
                 out.timers.iter().filter(|(t, a)| is_step(*t) && a.is_some()).collect();
@@ -1840,19 +1837,14 @@ pub(crate) mod tests {
                 unreachable!()
             };
             let processed = out.notes.to_vec();
-            let mut log = TenMs;
-            let mut env = ConsumerEnv {
-                log: &mut log,
-                rng: &mut rig.rng,
-                assignor_rng: &mut rig.assignor_rng,
-                topics: &rig.topics,
-            };
-            let finished = match rig.consumer.end_quiet_step(next) {
-                QuietStep::Finished(batch) => Some(batch),
-                QuietStep::Woke => None,
-                QuietStep::Stale => panic!("the pending step is not stale"),
-            };
-            let (step, due) = rig.consumer.quiet_poll(at, &mut env);
+            let (finished, (step, due)) = rig.with_env(|consumer, env| {
+                let finished = match consumer.end_quiet_step(next) {
+                    QuietStep::Finished(batch) => Some(batch),
+                    QuietStep::Woke => None,
+                    QuietStep::Stale => panic!("the pending step is not stale"),
+                };
+                (finished, consumer.quiet_poll(at, env))
+            });
             let mut quiet = ConsumerOutbox::default();
             if let Some(batch) = &finished {
                 emit_processed(batch, None, &mut quiet);
