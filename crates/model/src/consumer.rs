@@ -890,7 +890,18 @@ impl Consumer {
             Membership::Kip848(_) => self.kip848_poll(now, env, out),
             Membership::Assigned(_) => {}
         }
-        let (step, at) = self.fetch_or_wait(now, env);
+        let step = self.fetch_or_wait(now, env);
+        self.arm_poll_step(now, step, out);
+    }
+
+    /// Arms the poll-loop step a poll at `now` ended in, and for a batch its
+    /// `max.poll.interval.ms` timer.
+    fn arm_poll_step(
+        &self,
+        now: SimTime,
+        (step, at): (ConsumerTimer, SimTime),
+        out: &mut ConsumerOutbox,
+    ) {
         out.arm(step, at);
         if let ConsumerTimer::BatchDone { epoch } = step {
             out.arm(ConsumerTimer::MaxPoll { epoch }, self.poll_deadline(now));
@@ -906,19 +917,23 @@ impl Consumer {
         now: SimTime,
         env: &mut ConsumerEnv<'_, L>,
     ) -> (ConsumerTimer, SimTime) {
-        let epoch = self.poll_loop.epoch;
         match self.fetch(now, env) {
-            Ok(mut batch) => {
-                batch.epoch = epoch;
-                let end = batch.end;
-                self.poll_loop.batch = Some(batch);
-                (ConsumerTimer::BatchDone { epoch }, end)
-            }
+            Ok(batch) => self.begin_batch(batch),
             Err(first_unseen) => {
                 self.poll_loop.in_poll = true;
-                (ConsumerTimer::PollWake { epoch }, self.next_wake(now, first_unseen))
+                let wake = self.next_wake(now, first_unseen);
+                (ConsumerTimer::PollWake { epoch: self.poll_loop.epoch }, wake)
             }
         }
+    }
+
+    /// Makes `batch` the batch in progress of the current poll; its end is the next step.
+    fn begin_batch(&mut self, mut batch: Batch) -> (ConsumerTimer, SimTime) {
+        let epoch = self.poll_loop.epoch;
+        batch.epoch = epoch;
+        let end = batch.end;
+        self.poll_loop.batch = Some(batch);
+        (ConsumerTimer::BatchDone { epoch }, end)
     }
 
     /// The Java client's periodic auto-commit inside `poll()` (AK `ConsumerCoordinator.poll`
@@ -1139,11 +1154,9 @@ impl Consumer {
         Batch { epoch: 0, parts, times, end: t, polled: now }
     }
 
-    pub(crate) fn start_batch(&mut self, now: SimTime, mut batch: Batch, out: &mut ConsumerOutbox) {
-        batch.epoch = self.poll_loop.epoch;
-        out.arm(ConsumerTimer::BatchDone { epoch: self.poll_loop.epoch }, batch.end);
-        out.arm(ConsumerTimer::MaxPoll { epoch: self.poll_loop.epoch }, self.poll_deadline(now));
-        self.poll_loop.batch = Some(batch);
+    pub(crate) fn start_batch(&mut self, now: SimTime, batch: Batch, out: &mut ConsumerOutbox) {
+        let step = self.begin_batch(batch);
+        self.arm_poll_step(now, step, out);
     }
 
     /// When the poll timer of a poll at `now` expires: Java checks it continuously,
@@ -1856,7 +1869,7 @@ pub(crate) mod tests {
             assert_eq!(quiet.notes, processed, "the records of the step at {at:?}");
             assert!(processed.iter().all(|n| matches!(n, ConsumerNote::Processed { .. })));
             let (state, state_then) =
-                (rig.consumer.poll_loop.loop_state(), handled_state(&handled));
+                (rig.consumer.poll_loop.loop_state(), handled.consumer.poll_loop.loop_state());
             assert_eq!(format!("{state:?}"), format!("{state_then:?}"));
             assert_eq!(rig.rng.get_word_pos(), handled.rng.get_word_pos(), "the same stream");
             rig.consumer = handled.consumer;
@@ -1866,9 +1879,6 @@ pub(crate) mod tests {
 
         fn is_step(timer: ConsumerTimer) -> bool {
             matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
-        }
-        fn handled_state(rig: &Rig) -> LoopState {
-            rig.consumer.poll_loop.loop_state()
         }
     }
 
