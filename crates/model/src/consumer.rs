@@ -135,6 +135,18 @@ pub trait LogView {
     fn arrivals_into(&mut self, tp: Tp, first: u64, count: u64, out: &mut Vec<SimTime>) {
         out.extend((first..first + count).map(|offset| self.arrival(tp, offset)));
     }
+    /// A fetch of at most `max` records of `tp` from position `known` at `at`: the first
+    /// offset from `known` on that arrives after `at`, or `known + max` if that is lower, and
+    /// the arrival of the offset returned when it is the first after `at` (`None` at the cap):
+    /// [`LogView::log_end_from`] and the [`LogView::arrival`] the next fetch asks at the new
+    /// position, in one look.
+    fn read_from(&mut self, tp: Tp, at: SimTime, known: u64, max: u64) -> (u64, Option<SimTime>) {
+        let end = self.log_end_from(tp, at, known);
+        if end - known >= max {
+            return (known + max, None);
+        }
+        (end, Some(self.arrival(tp, end)))
+    }
 }
 
 /// What the world hands a consumer with each input.
@@ -563,11 +575,6 @@ impl PollLoop {
         self.last_poll = now;
         self.in_poll = false;
         self.epoch += 1;
-    }
-
-    /// Whether buffers of a finished batch wait for the next fetch.
-    pub(crate) fn has_spare_buffers(&self) -> bool {
-        self.spare.parts.capacity() > 0
     }
 
     /// Keeps the buffers of a finished batch for the next fetch.
@@ -1075,14 +1082,20 @@ impl Consumer {
         if self.poll_loop.owned.is_empty() || self.disconnected {
             return Err(SimTime::MAX);
         }
-        let mut budget = self.params.max_poll_records as u64;
-        let mut parts = std::mem::take(&mut self.poll_loop.spare.parts);
-        parts.clear();
         // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
         let start = self.poll_loop.cursor % self.poll_loop.owned.len();
         self.poll_loop.cursor = self.poll_loop.cursor.wrapping_add(1);
+        // Known to find nothing new: what the walk below would find, without it.
+        if let Some(earliest) = self.poll_loop.owned.earliest().filter(|e| *e > visible) {
+            return Err(earliest);
+        }
+        let mut budget = self.params.max_poll_records as u64;
+        let mut parts = std::mem::take(&mut self.poll_loop.spare.parts);
+        parts.clear();
         // The earliest arrival of the records at the positions that found nothing new.
         let mut first_unseen = SimTime::MAX;
+        // The earliest arrival at a position after the fetch, while every one is known.
+        let mut earliest = Some(SimTime::MAX);
         let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
         'halves: for (entries, seen) in [from, before] {
             for ((tp, position), seen) in entries.iter_mut().zip(seen) {
@@ -1101,21 +1114,32 @@ impl Consumer {
                 }
                 if seen.arrival > visible {
                     first_unseen = first_unseen.min(seen.arrival);
+                    earliest = earliest.map(|e| e.min(seen.arrival));
                     continue;
                 }
-                // Only records from the position on matter: search the log from there.
-                let end = env.log.log_end_from(*tp, visible, *position);
-                let take = end.saturating_sub(*position).min(budget);
+                // Only records from the position on matter: read the log from there, and
+                // keep the arrival at the new position for the next fetch.
+                let (end, arrival) = env.log.read_from(*tp, visible, *position, budget);
+                let take = end.saturating_sub(*position);
                 if take > 0 {
                     parts.push((*tp, *position, take as usize));
                     *position += take;
                     budget -= take;
                 }
+                match arrival {
+                    Some(arrival) => {
+                        *seen = positions::Seen { offset: end, arrival };
+                        earliest = earliest.map(|e| e.min(arrival));
+                    }
+                    None => earliest = None,
+                }
                 if budget == 0 {
+                    earliest = None; // The partitions after this one are not looked at.
                     break 'halves;
                 }
             }
         }
+        self.poll_loop.owned.set_earliest(earliest);
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.
             self.poll_loop.spare.parts = parts;
@@ -1820,6 +1844,60 @@ pub(crate) mod tests {
             assert_eq!(batch.parts, vec![(at(0), 0, 9), (at(1), 0, 9), (at(2), 0, 2)]);
             assert_eq!(rig.consumer.poll_loop.cursor, cursor + 1);
         }
+    }
+
+    /// The 10 ms log, counting the questions a fetch asks it.
+    #[derive(Default)]
+    struct Counted {
+        asked: usize,
+    }
+
+    impl LogView for Counted {
+        fn log_end(&mut self, tp: Tp, at: SimTime) -> u64 {
+            self.asked += 1;
+            TenMs.log_end(tp, at)
+        }
+        fn arrival(&mut self, tp: Tp, offset: u64) -> SimTime {
+            self.asked += 1;
+            TenMs.arrival(tp, offset)
+        }
+    }
+
+    /// A fetch that found nothing new remembers the earliest arrival at its positions, and
+    /// until then finds nothing again without asking the log; any change of the positions
+    /// forgets it. Two partitions of the 10 ms log (offset `k` arrives at `(k + 1) x 10` ms),
+    /// at offsets 10 (arriving at 110 ms) and 12 (130 ms); a fetch sees what arrived one
+    /// network delay (1 ms) before it:
+    /// - at 106 ms nothing arrived: the wait is for 110 ms, after asking both arrivals;
+    /// - at 109 ms the same, asking nothing, and the rotation still moves on;
+    /// - at 116 ms offset 10 of the first is taken (offset 11 arrives at 120 ms): the log is
+    ///   asked where it ends, when offset 11 arrives, and offset 10's arrival for the batch;
+    /// - at 119 ms nothing again, for 120 ms, asking nothing;
+    /// - after the first partition goes back to offset 10, at 119 ms that record is taken
+    ///   again (a stale memory would have waited for 120 ms).
+    #[test]
+    fn a_fetch_that_found_nothing_finds_nothing_again_without_reading_the_log() {
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.stable(vec![tp(0), tp(1)]);
+        rig.consumer.poll_loop.batch = None;
+        let starts = [10, 12];
+        rig.consumer.poll_loop.owned.values_mut().zip(starts).for_each(|(p, s)| *p = s);
+        let mut log = Counted::default();
+        let mut fetch = |rig: &mut Rig, at_ms: u64| {
+            let asked = log.asked;
+            let cursor = rig.consumer.poll_loop.cursor;
+            let Rig { consumer, rng, assignor_rng, topics } = rig;
+            let mut env = ConsumerEnv { log: &mut log, rng, assignor_rng, topics };
+            let found = consumer.fetch(t(at_ms), &mut env).map(|batch| batch.parts);
+            assert_eq!(rig.consumer.poll_loop.cursor, cursor + 1, "the rotation moves on");
+            (found, log.asked - asked)
+        };
+        assert_eq!(fetch(&mut rig, 106), (Err(t(110)), 2));
+        assert_eq!(fetch(&mut rig, 109), (Err(t(110)), 0));
+        assert_eq!(fetch(&mut rig, 116), (Ok(vec![(tp(0), 10, 1)]), 3));
+        assert_eq!(fetch(&mut rig, 119), (Err(t(120)), 0));
+        rig.consumer.poll_loop.owned.values_mut().zip(starts).for_each(|(p, s)| *p = s);
+        assert_eq!(fetch(&mut rig, 119).0, Ok(vec![(tp(0), 10, 1)]));
     }
 
     /// A quiet step as fast stepping runs it aside (`end_quiet_step`, then `quiet_poll`) is

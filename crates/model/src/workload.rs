@@ -137,6 +137,24 @@ impl PartitionLog {
         }
     }
 
+    /// A fetch of at most `max` records from position `known` at `at` (`LogView::read_from`):
+    /// `min(log_end_from(at, known), known + max)`, with the arrival of that offset unless it
+    /// is the cap. A Poisson reader of the held times walks them from `known` (a fetch takes
+    /// the few records that arrived since the last, and copies each of them anyway).
+    #[inline]
+    pub fn read_from(&mut self, at: SimTime, known: u64, max: u64) -> (u64, Option<SimTime>) {
+        if let Process::Poisson(poisson) = &self.process {
+            if let Some(read) = poisson.read_held(at, known, max) {
+                return read;
+            }
+        }
+        let end = self.log_end_from(at, known);
+        if end - known >= max {
+            return (known + max, None);
+        }
+        (end, Some(self.arrival(end)))
+    }
+
     /// [`PartitionLog::log_end_from`] past its first look.
     #[inline(never)]
     fn poisson_log_end_from(&mut self, at: SimTime, known: u64) -> u64 {
@@ -315,6 +333,31 @@ mod tests {
             let end = reference.log_end(at);
             for known in [0, end / 2, end.saturating_sub(1), end, end + 3] {
                 assert_eq!(log.log_end_from(at, known), end.max(known), "at {ms} ms from {known}");
+            }
+        }
+    }
+
+    /// `read_from` is `log_end_from` capped at `known + max`, with the arrival of the offset
+    /// it returns unless that is the cap: on a Poisson log read from the held times (a reader
+    /// that keeps up), past them (the answer is drawn first), and with the cap inside and
+    /// past the arrived records; and on a constant log.
+    #[test]
+    fn read_from_is_log_end_from_with_the_next_arrival() {
+        let rng = sim_core::RngStreams::new(11).stream("w");
+        let poisson = PartitionLog::poisson(SimTime::from_millis(3), 250.0, rng);
+        for mut log in [poisson, PartitionLog::constant(SimTime::from_millis(3), 250.0)] {
+            let mut reference = log.clone();
+            for ms in [0u64, 2, 3, 4, 10, 77, 500, 501, 2_000, 2_001, 9_000] {
+                let at = SimTime::from_millis(ms);
+                let end = reference.log_end(at);
+                for known in [end.saturating_sub(40), end.saturating_sub(1), end, end + 3] {
+                    for max in [1, 2, 7, 40, 500] {
+                        let capped = reference.log_end_from(at, known).min(known + max);
+                        let arrival = (capped < known + max).then(|| reference.arrival(capped));
+                        let read = log.read_from(at, known, max);
+                        assert_eq!(read, (capped, arrival), "at {ms} ms from {known}, max {max}");
+                    }
+                }
             }
         }
     }

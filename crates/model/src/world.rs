@@ -12,7 +12,7 @@
 //! After every event, debug builds and tests assert the invariants (`check_invariants`).
 
 use crate::consumer::{
-    Batch, Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
+    Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
     ConsumerTimer, LogView, RevokeCause, CONSUMER_TIMER_SLOTS,
 };
 use crate::observe::{AccessRef, MemberState, Observation, Observer, PartState};
@@ -197,6 +197,9 @@ impl LogView for Logs {
     fn arrivals_into(&mut self, tp: Tp, first: u64, count: u64, out: &mut Vec<SimTime>) {
         self.log(tp).arrivals_into(first, count, out)
     }
+    fn read_from(&mut self, tp: Tp, at: SimTime, known: u64, max: u64) -> (u64, Option<SimTime>) {
+        self.log(tp).read_from(at, known, max)
+    }
 }
 
 pub(crate) struct Slot {
@@ -277,8 +280,6 @@ pub(crate) struct World<'o, S: Stepper> {
     /// The buffers a part of three or more records of a batch run aside is listed in for its
     /// report (`BatchTimes::of_part_reusing`).
     spare_times: (Vec<SimTime>, Vec<SimTime>),
-    /// A finished batch whose buffers wait for a member's next fetch (`World::run_quiet_step`).
-    spare_batch: Option<Batch>,
     /// The ends of the members' processing stalls (`world/member_state.rs`).
     stall_ends: member_state::StallEnds,
 }
@@ -345,7 +346,6 @@ impl<'o, S: Stepper> World<'o, S> {
             stepper: S::new(periodic, order.len()),
             spare_outboxes: Vec::new(),
             spare_times: (Vec::new(), Vec::new()),
-            spare_batch: None,
             stall_ends: member_state::StallEnds::default(),
         };
         world.init(scenario, protocol);

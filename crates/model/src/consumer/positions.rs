@@ -11,7 +11,11 @@
 //! Beside each position the table keeps the arrival time of the record at it, once asked
 //! ([`Seen`]): a poll that finds nothing new reads every owned partition's next arrival, and
 //! the arrival of an offset never changes, so the fetch asks the log only when the position
-//! moved. The cache is not state: equality compares partitions and positions only.
+//! moved. It also keeps the earliest of those arrivals when the last fetch left every readable
+//! partition with nothing new ([`Positions::earliest`]): until then a fetch finds nothing without
+//! walking them (a poll that waits for records fetches again at every wake-up). Any change of
+//! the table forgets it. The caches are not state: equality compares partitions and positions
+//! only.
 
 use assignors::Tp;
 use sim_core::SimTime;
@@ -36,6 +40,9 @@ pub(crate) const NOT_SEEN: Seen = Seen { offset: u64::MAX, arrival: SimTime::MAX
 pub(crate) struct Positions {
     entries: Vec<(Tp, u64)>,
     seen: Vec<Seen>,
+    /// The earliest arrival at a readable position, each of them seen, when no change came
+    /// since the fetch that found it (`None`: not known).
+    earliest: Option<SimTime>,
 }
 
 impl PartialEq for Positions {
@@ -69,6 +76,7 @@ impl Positions {
     /// Owns `added` too: partitions not owned yet, each once (debug builds check), in any
     /// order. One sort instead of an insertion each.
     pub(crate) fn add_new(&mut self, added: impl IntoIterator<Item = (Tp, u64)>) {
+        self.earliest = None;
         let before = self.entries.len();
         self.entries.extend(added);
         let appended_in_order = self.entries[before.saturating_sub(1)..].is_sorted_by_key(|e| e.0);
@@ -86,6 +94,7 @@ impl Positions {
 
     /// Keeps only the partitions for which `keep` holds.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Tp) -> bool) {
+        self.earliest = None;
         let mut kept = 0;
         for read in 0..self.entries.len() {
             if keep(&self.entries[read].0) {
@@ -100,6 +109,7 @@ impl Positions {
 
     /// Owns nothing.
     pub(crate) fn clear(&mut self) {
+        self.earliest = None;
         self.entries.clear();
         self.seen.clear();
     }
@@ -131,6 +141,7 @@ impl Positions {
 
     /// The positions, in partition order, to change.
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut u64> {
+        self.earliest = None;
         self.entries.iter_mut().map(|e| &mut e.1)
     }
 
@@ -138,10 +149,30 @@ impl Positions {
     /// those before it, each with the arrivals seen at their positions, place by place:
     /// `((from, seen_from), (before, seen_before))`.
     pub(crate) fn rotation_with_seen_mut(&mut self, start: usize) -> (Rotated<'_>, Rotated<'_>) {
+        self.earliest = None;
         debug_assert_eq!(self.entries.len(), self.seen.len(), "one seen per entry");
         let (before, from) = self.entries.split_at_mut(start);
         let (seen_before, seen_from) = self.seen.split_at_mut(start);
         ((from, seen_from), (before, seen_before))
+    }
+
+    /// The earliest arrival at a readable position, if the last fetch saw every one of them
+    /// and nothing changed since ([`Positions::set_earliest`]).
+    pub(crate) fn earliest(&self) -> Option<SimTime> {
+        self.earliest
+    }
+
+    /// What a fetch found: the earliest arrival at a readable position, every one of them
+    /// seen (`None`: some were not).
+    pub(crate) fn set_earliest(&mut self, earliest: Option<SimTime>) {
+        debug_assert!(earliest.is_none_or(|e| e == self.earliest_seen()), "{earliest:?}");
+        self.earliest = earliest;
+    }
+
+    /// The earliest arrival seen at a readable position (positions not seen are ignored).
+    fn earliest_seen(&self) -> SimTime {
+        let seen = self.entries.iter().zip(&self.seen).filter(|(e, s)| s.offset == e.1);
+        seen.map(|(_, s)| s.arrival).min().unwrap_or(SimTime::MAX)
     }
 }
 

@@ -29,6 +29,10 @@ use sim_core::{SimRng, SimTime};
 /// block instead of once per record).
 const DRAW_AHEAD: u64 = 16;
 
+/// Held times a fetch looks at one by one before it searches the rest
+/// ([`PoissonArrivals::read_held`]).
+const SCAN_FIRST: usize = 8;
+
 /// A trimmed prefix of the held times is dropped once it is this long and at least as long as
 /// the live part (amortized: each time is moved at most once per its own length).
 const COMPACT_FROM: usize = 32;
@@ -235,6 +239,38 @@ impl PoissonArrivals {
         let after = usize::try_from(offset.checked_sub(self.first_held)?).ok()?;
         let index = self.head.checked_add(after)?;
         (index < self.times.len()).then_some(index)
+    }
+
+    /// [`PartitionLog::read_from`](super::PartitionLog::read_from) when the held times answer
+    /// it: `known` is held, and either a held time from it on is after `at` or `max` of them
+    /// are not (`None` otherwise: the times to look at are not drawn yet, or not held).
+    #[inline]
+    pub(crate) fn read_held(
+        &self,
+        at: SimTime,
+        known: u64,
+        max: u64,
+    ) -> Option<(u64, Option<SimTime>)> {
+        let from = self.held_index(known)?;
+        let to = from.saturating_add(usize::try_from(max).unwrap_or(usize::MAX));
+        let ahead = &self.times[from..to.min(self.times.len())];
+        // A reader that keeps up finds a few records: look at the first ones in turn, then
+        // search the rest (a backlog).
+        let first = ahead.len().min(SCAN_FIRST);
+        let mut taken = first;
+        for (k, &arrival) in ahead[..first].iter().enumerate() {
+            if arrival > at {
+                taken = k;
+                break;
+            }
+        }
+        if taken == first {
+            taken += ahead[first..].partition_point(|t| *t <= at);
+        }
+        match ahead.get(taken) {
+            Some(&arrival) => Some((known + taken as u64, Some(arrival))),
+            None => (to <= self.times.len()).then_some((known + max, None)),
+        }
     }
 
     /// The first offset from `known` on that arrives after `at`.

@@ -136,6 +136,12 @@ impl World<'_, Fast> {
     /// back on it one step later); while none applies, the steps after the first
     /// [`RECORD_AFTER`] are recorded to find a new one.
     fn catch_up_until(&mut self, slot: usize, until: SimTime, inclusive: bool) {
+        if !self.stepper.periodic {
+            if self.run_quiet_steps(slot, until, inclusive) {
+                self.sync_poll_timer(slot);
+            }
+            return;
+        }
         let mut ran = false;
         let mut recorder: Option<Recorder> = None;
         let mut off_cycle_steps = 0;
@@ -195,6 +201,30 @@ impl World<'_, Fast> {
         }
     }
 
+    /// [`World::catch_up_until`] where no cycle is looked for (a stochastic run: nothing
+    /// repeats): the quiet steps one after the other, each as [`World::run_aside`] runs it.
+    /// The member's auto-commit deadline ([`Consumer::loud_at`]) is asked once: quiet steps
+    /// do not commit. True if any step ran.
+    fn run_quiet_steps(&mut self, slot: usize, until: SimTime, inclusive: bool) -> bool {
+        let Some(loud) = self.slots[slot].consumer.as_ref().map(Consumer::loud_at) else {
+            return false;
+        };
+        let mut ran = false;
+        while let Some(step) = self.stepper.slots[slot].lazy {
+            let due = step.at < until || (inclusive && step.at == until);
+            if !due || step.at >= loud || self.poll_timer_expired_by(slot, step.at) {
+                break;
+            }
+            if !ran {
+                self.stepper.slots[slot].forget_cycle_position();
+            }
+            self.run_quiet_step(slot, step);
+            debug_assert_eq!(self.slots[slot].consumer.as_ref().map(Consumer::loud_at), Some(loud));
+            ran = true;
+        }
+        ran
+    }
+
     /// A recording of `slot` that found no repeat ends ([`RecordBackoff`]).
     fn end_recording(&mut self, slot: usize, recorder: Option<Recorder>) {
         let Some(steps) = recorder.map(|r| r.len()) else { return };
@@ -246,8 +276,15 @@ impl World<'_, Fast> {
     /// batch's `max.poll.interval.ms` expiry (that timer, in the queue, comes first).
     pub(in crate::world) fn step_stays_quiet(&self, slot: usize, at: SimTime) -> bool {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
-        let expired = consumer.batch_poll_timer().is_some_and(|(_, deadline, _)| deadline < at);
-        at < consumer.loud_at() && !expired
+        at < consumer.loud_at() && !self.poll_timer_expired_by(slot, at)
+    }
+
+    /// Whether the `max.poll.interval.ms` timer of `slot`'s batch in progress expires before
+    /// `at` (that timer, in the queue, comes first).
+    fn poll_timer_expired_by(&self, slot: usize, at: SimTime) -> bool {
+        let consumer = self.slots[slot].consumer.as_ref();
+        let timer = consumer.and_then(Consumer::batch_poll_timer);
+        timer.is_some_and(|(_, deadline, _)| deadline < at)
     }
 
     /// Runs every aside step due by `now` (the end of the run; a sample counts instead).
@@ -319,39 +356,31 @@ impl World<'_, Fast> {
 
     /// Runs one aside step without an outbox (`Consumer::end_quiet_step`, `quiet_poll`): the
     /// same member machine as [`World::run_aside`]'s `handle`, and the same reports in the same
-    /// order (the finished batch's parts after the next poll). The finished batch is held for
-    /// its report while the poll fills another batch's buffers: the member's spare ones, or
-    /// those of a batch finished before (`World::spare_batch`), so that steps run aside
+    /// order among all reports. A finished batch is reported before the next poll (`handle`
+    /// reports it after: the poll reports nothing and reads nothing a report writes, so no
+    /// other report comes between), and its buffers are then the poll's: steps run aside
     /// allocate nothing.
     fn run_quiet_step(&mut self, slot: usize, step: LazyStep) {
-        let World { slots, logs, assignor_rng, topics, spare_batch, .. } = self;
-        let s = &mut slots[slot];
-        let consumer = s.consumer.as_mut().expect("an aside member");
+        let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
         let conn = consumer.conn();
-        let finished = match consumer.end_quiet_step(step.timer) {
+        match consumer.end_quiet_step(step.timer) {
             QuietStep::Stale => {
                 self.stepper.slots[slot].lazy = None;
                 return;
             }
-            QuietStep::Woke => None,
-            QuietStep::Finished(batch) => Some(batch),
-        };
-        if !consumer.poll_loop.has_spare_buffers() {
-            if let Some(spare) = spare_batch.take() {
-                consumer.poll_loop.keep_buffers(spare);
+            QuietStep::Woke => {}
+            QuietStep::Finished(batch) => {
+                self.report_batch(step.at, conn, &batch);
+                let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
+                consumer.poll_loop.keep_buffers(batch);
             }
         }
+        let World { slots, logs, assignor_rng, topics, .. } = self;
+        let s = &mut slots[slot];
+        let consumer = s.consumer.as_mut().expect("an aside member");
         let mut env = ConsumerEnv { log: logs, rng: &mut s.rng, assignor_rng, topics };
         let (timer, at) = consumer.quiet_poll(step.at, &mut env);
         self.stepper.slots[slot].lazy = Some(LazyStep { at, timer, armed: step.at });
-        let Some(batch) = finished else { return };
-        self.report_batch(step.at, conn, &batch);
-        let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
-        if consumer.poll_loop.has_spare_buffers() {
-            self.spare_batch = Some(batch);
-        } else {
-            consumer.poll_loop.keep_buffers(batch);
-        }
     }
 
     /// Reports the records of `batch`, finished by `conn` at `at`, part by part (`Processed`).
