@@ -5,7 +5,7 @@
 # run's own wall time (`run_s`: without reading the scenario and writing the CSV files).
 # Appends to results/perf/reference.csv (with the commit measured) and prints the rows.
 #
-#   scripts/perf-reference.sh                       # the constant-rate reference, 3 protocols
+#   scripts/perf-reference.sh                       # the constant-rate reference, its 3 protocols
 #   VARIANT=stochastic DURATION=60s scripts/perf-reference.sh   # Poisson/lognormal, shortened
 #   VARIANT=deploy scripts/perf-reference.sh        # sims/bench/deploy-stochastic.toml (issue 29)
 #   PLAIN=1 DURATION=20s scripts/perf-reference.sh  # the same with every step queued
@@ -47,7 +47,13 @@ fi
 flags=(--timing)
 stepping=fast
 if [[ -n "${PLAIN:-}" ]]; then flags+=(--plain); stepping=plain; fi
-protocols="${PROTOCOLS:-eager:range cooperative:cooperative-sticky consumer:uniform}"
+# By default the scenario's own protocols (its one-line `protocols = [...]`).
+scenario_protocols="$(sed -n 's/^protocols = \[\(.*\)\]$/\1/p' "$src" | tr -d '",')"
+protocols="${PROTOCOLS:-$scenario_protocols}"
+if [[ -z "$protocols" ]]; then
+  echo "perf-reference.sh: $src has no one-line protocols = [...]; set PROTOCOLS" >&2
+  exit 2
+fi
 out=results/perf/reference.csv
 header="date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb,run_s,commit"
 header+=",heap_pairs_per_s,mem_latency_ns,floor_ratio,records_processed,ns_per_record"

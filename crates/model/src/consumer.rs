@@ -142,10 +142,7 @@ pub trait LogView {
     /// position, in one look.
     fn read_from(&mut self, tp: Tp, at: SimTime, known: u64, max: u64) -> (u64, Option<SimTime>) {
         let end = self.log_end_from(tp, at, known);
-        if end - known >= max {
-            return (known + max, None);
-        }
-        (end, Some(self.arrival(tp, end)))
+        crate::workload::read_capped(end, known, max, |offset| self.arrival(tp, offset))
     }
 }
 
@@ -1092,9 +1089,10 @@ impl Consumer {
         let mut budget = self.params.max_poll_records as u64;
         let mut parts = std::mem::take(&mut self.poll_loop.spare.parts);
         parts.clear();
-        // The earliest arrival of the records at the positions that found nothing new.
-        let mut first_unseen = SimTime::MAX;
-        // The earliest arrival at a position after the fetch, while every one is known.
+        // The earliest arrival at a position after the fetch, while every one is known. A
+        // fetch that takes nothing knows every one (only a cap forgets them), and a partition
+        // it reads takes a record (its arrival reached `visible`): then this is the earliest
+        // arrival of the records that found nothing new, the poll's wake-up.
         let mut earliest = Some(SimTime::MAX);
         let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
         'halves: for (entries, seen) in [from, before] {
@@ -1113,7 +1111,6 @@ impl Consumer {
                     };
                 }
                 if seen.arrival > visible {
-                    first_unseen = first_unseen.min(seen.arrival);
                     earliest = earliest.map(|e| e.min(seen.arrival));
                     continue;
                 }
@@ -1143,7 +1140,8 @@ impl Consumer {
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.
             self.poll_loop.spare.parts = parts;
-            return Err(first_unseen);
+            debug_assert!(earliest.is_some(), "a fetch that took nothing knows every arrival");
+            return Err(earliest.unwrap_or(SimTime::MAX));
         }
         Ok(self.timed_batch(now, parts, env))
     }

@@ -149,10 +149,7 @@ impl PartitionLog {
             }
         }
         let end = self.log_end_from(at, known);
-        if end - known >= max {
-            return (known + max, None);
-        }
-        (end, Some(self.arrival(end)))
+        read_capped(end, known, max, |offset| self.arrival(offset))
     }
 
     /// [`PartitionLog::log_end_from`] past its first look.
@@ -261,6 +258,22 @@ pub fn skewed_rates(rate_per_s: f64, partitions: u32, skew: f64) -> Vec<f64> {
     let weights: Vec<f64> = (0..partitions).map(|i| 1.0 / f64::from(i + 1).powf(skew)).collect();
     let sum: f64 = weights.iter().sum();
     weights.iter().map(|w| rate_per_s * f64::from(partitions) * w / sum).collect()
+}
+
+/// A read from offset `known` of a log whose records end at `end`, taking at most `max`: the
+/// offset it stops at and, when it stopped at the log's end rather than the cap, the arrival
+/// of the record there (`arrival_at`), which the next read starts from.
+#[inline]
+pub(crate) fn read_capped(
+    end: u64,
+    known: u64,
+    max: u64,
+    arrival_at: impl FnOnce(u64) -> SimTime,
+) -> (u64, Option<SimTime>) {
+    if end - known >= max {
+        return (known + max, None);
+    }
+    (end, Some(arrival_at(end)))
 }
 
 #[cfg(test)]
