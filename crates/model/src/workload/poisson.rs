@@ -12,6 +12,9 @@
 //!   word position before the block's first draw and the arrival before it: 32 bytes a block.
 //! - **window**: times of offsets below `first_held` drawn again from a checkpoint with a second
 //!   generator (`decoder`) when a lagging reader asks for them, extended as it reads on.
+//! - **origin**: the generator's word position before the first draw (block 0's checkpoint),
+//!   kept after trimming: a reader the trim floor did not know of (below `trimmed`) has the
+//!   checkpoints from its block on drawn again (`untrim`), and reads as a lagging reader.
 //!
 //! A dropped time drawn again is the same time: the same generator from the same word position
 //! (`ChaCha8Rng::set_word_pos`) gives the same words, so every value is what holding every
@@ -76,6 +79,9 @@ pub(crate) struct PoissonArrivals {
     sizes: Sizes,
     /// The frontier's generator: positioned after the last drawn arrival.
     rng: Box<SimRng>,
+    /// Its word position before the first draw: block 0's checkpoint, kept after trimming it
+    /// (a reader sent below `trimmed` draws the log again from there: [`Self::untrim`]).
+    origin_word_pos: u128,
     /// Lowest offset anyone can still read.
     trimmed: u64,
     /// `times[head..]` are the arrivals of offsets `first_held..drawn` (those before `head` are
@@ -104,6 +110,7 @@ impl PoissonArrivals {
             rate_per_s,
             gap_s: Exp::new(rate_per_s).ok(),
             sizes,
+            origin_word_pos: rng.get_word_pos(),
             rng: Box::new(rng),
             trimmed: 0,
             first_held: 0,
@@ -204,6 +211,7 @@ impl PoissonArrivals {
         if self.never() {
             return SimTime::MAX;
         }
+        self.untrim(start, offset);
         self.assert_readable(offset);
         if offset >= self.drawn_count() {
             self.draw_to(start, offset + 1, offset);
@@ -344,6 +352,7 @@ impl PoissonArrivals {
             out.extend((0..count).map(|_| SimTime::MAX));
             return;
         }
+        self.untrim(start, first);
         self.assert_readable(first);
         let end = first + count;
         if end > self.drawn_count() {
@@ -358,6 +367,46 @@ impl PoissonArrivals {
             let to = (end - self.first_held) as usize;
             out.extend_from_slice(&self.held()[from..to]);
         }
+    }
+
+    /// Makes `offset` readable again if it was trimmed: a reader the world's floor did not
+    /// know of (a member applying an assignment whose committed offset was read before a
+    /// later commit; the world then counts its position). The checkpoints from `offset`'s
+    /// block to the first one kept are drawn again from block 0's (the same generator from
+    /// the same word position: the same times), so every later read is a backlog read.
+    #[inline]
+    fn untrim(&mut self, start: SimTime, offset: u64) {
+        if offset < self.trimmed {
+            self.restore_checkpoints(start, offset);
+        }
+    }
+
+    /// [`Self::untrim`]'s work: `offset` below `trimmed`.
+    #[cold]
+    #[inline(never)]
+    fn restore_checkpoints(&mut self, start: SimTime, offset: u64) {
+        let gap_s = self.gap_s.expect("a trimmed log has drawn times: a positive rate");
+        let block = self.sizes.block;
+        let from_block = offset / block;
+        let mut decoder = self.rng.clone();
+        decoder.set_word_pos(self.origin_word_pos);
+        let mut prev = start;
+        let mut restored = Vec::new();
+        for k in 0..self.first_block * block {
+            if k % block == 0 && k / block >= from_block {
+                restored.push(Checkpoint { before: prev, word_pos: decoder.get_word_pos() });
+            }
+            prev = next_poisson(prev, &gap_s, &mut decoder);
+        }
+        if let Some(kept) = self.checkpoints.front() {
+            debug_assert_eq!(kept.before, prev, "drawn again, block {}", self.first_block);
+            debug_assert_eq!(kept.word_pos, decoder.get_word_pos(), "drawn again");
+        }
+        for checkpoint in restored.into_iter().rev() {
+            self.checkpoints.push_front(checkpoint);
+        }
+        self.first_block = self.first_block.min(from_block);
+        self.trimmed = offset;
     }
 
     /// Forgets the times of offsets below `offset`, keeping the last one drawn.
@@ -549,6 +598,45 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A reader sent below the trim floor (a member applying an assignment whose committed
+    /// offset was read before a later commit: chaos seed 10389, cooperative-sticky+static,
+    /// asked offset 120 of a log trimmed below 450) reads the times of a log never trimmed,
+    /// from the trimmed blocks and the kept ones, trimmed again after, and at the frontier.
+    #[test]
+    fn a_reader_below_the_trim_floor_reads_the_times_never_trimmed() {
+        let start = SimTime::from_millis(3);
+        for sizes in [SMALL, RUN_SIZES] {
+            let stream = || RngStreams::new(7).stream("workload-test");
+            let mut never_trimmed = PoissonArrivals::new(1000.0, stream(), FULL);
+            let mut log = PoissonArrivals::new(1000.0, stream(), sizes);
+            let at = SimTime::from_secs(5);
+            let end = log.log_end(start, at);
+            assert_eq!(never_trimmed.log_end(start, at), end);
+            assert!(end > 4_900, "{end} records by 5 s at 1,000/s");
+            log.trim_below(end - 50);
+            for offset in [120, 121, 119, 3_000, end - 51, end - 50, end + 5] {
+                let expected = never_trimmed.arrival(start, offset);
+                assert_eq!(log.arrival(start, offset), expected, "{sizes:?} offset {offset}");
+            }
+            let (mut read, mut expected) = (Vec::new(), Vec::new());
+            log.arrivals_into(start, 100, 1_500, &mut read);
+            never_trimmed.arrivals_into(start, 100, 1_500, &mut expected);
+            assert_eq!(read, expected, "{sizes:?}");
+            let from_100 = never_trimmed.log_end_from(start, at, 100);
+            assert_eq!(log.log_end_from(start, at, 100), from_100);
+            log.trim_below(end - 10);
+            read.clear();
+            expected.clear();
+            log.arrivals_into(start, 5, 40, &mut read);
+            never_trimmed.arrivals_into(start, 5, 40, &mut expected);
+            assert_eq!(read, expected, "{sizes:?} after a second trim");
+            let later = SimTime::from_secs(6);
+            assert_eq!(log.log_end(start, later), never_trimmed.log_end(start, later));
+            let last = never_trimmed.log_end(start, later) - 1;
+            assert_eq!(log.arrival(start, last), never_trimmed.arrival(start, last));
         }
     }
 
