@@ -144,6 +144,18 @@ pub trait LogView {
         let end = self.log_end_from(tp, at, known);
         crate::workload::read_capped(end, known, max, |offset| self.arrival(tp, offset))
     }
+    /// [`LogView::read_from`] (`at`, `known`, `max`) that also appends the arrivals of the
+    /// offsets read to `out`: [`LogView::arrivals_into`] of them, in the same look.
+    fn read_into(
+        &mut self,
+        tp: Tp,
+        (at, known, max): (SimTime, u64, u64),
+        out: &mut Vec<SimTime>,
+    ) -> (u64, Option<SimTime>) {
+        let read = self.read_from(tp, at, known, max);
+        self.arrivals_into(tp, known, read.0 - known, out);
+        read
+    }
 }
 
 /// What the world hands a consumer with each input.
@@ -572,6 +584,23 @@ impl PollLoop {
         self.last_poll = now;
         self.in_poll = false;
         self.epoch += 1;
+    }
+
+    /// The batch in progress is finished and reported: it ends, its buffers kept for the next
+    /// fetch (in place: the batch is not moved).
+    pub(crate) fn recycle_batch(&mut self) {
+        let Some(batch) = self.batch.as_mut() else { return };
+        keep_larger(&mut self.spare.parts, std::mem::take(&mut batch.parts));
+        match &mut batch.times {
+            BatchTimes::Linear { arrivals, .. } => {
+                keep_larger(&mut self.spare.arrivals, std::mem::take(arrivals))
+            }
+            BatchTimes::Listed { arrivals, ends } => {
+                keep_larger(&mut self.spare.listed_arrivals, std::mem::take(arrivals));
+                keep_larger(&mut self.spare.listed_ends, std::mem::take(ends));
+            }
+        }
+        self.batch = None;
     }
 
     /// Keeps the buffers of a finished batch for the next fetch.
@@ -1089,6 +1118,14 @@ impl Consumer {
         let mut budget = self.params.max_poll_records as u64;
         let mut parts = std::mem::take(&mut self.poll_loop.spare.parts);
         parts.clear();
+        // A batch of variable processing lists its records' arrivals: copied as the log is
+        // read (`LogView::read_into`), instead of looked up again once the batch is known.
+        let listing = !matches!(self.params.processing, ProcessingSampler::Constant(_));
+        let mut arrivals = Vec::new();
+        if listing {
+            arrivals = std::mem::take(&mut self.poll_loop.spare.listed_arrivals);
+            arrivals.clear();
+        }
         // The earliest arrival at a position after the fetch, while every one is known. A
         // fetch that takes nothing knows every one (only a cap forgets them), and a partition
         // it reads takes a record (its arrival reached `visible`): then this is the earliest
@@ -1116,7 +1153,11 @@ impl Consumer {
                 }
                 // Only records from the position on matter: read the log from there, and
                 // keep the arrival at the new position for the next fetch.
-                let (end, arrival) = env.log.read_from(*tp, visible, *position, budget);
+                let (end, arrival) = if listing {
+                    env.log.read_into(*tp, (visible, *position, budget), &mut arrivals)
+                } else {
+                    env.log.read_from(*tp, visible, *position, budget)
+                };
                 let take = end.saturating_sub(*position);
                 if take > 0 {
                     parts.push((*tp, *position, take as usize));
@@ -1140,32 +1181,47 @@ impl Consumer {
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.
             self.poll_loop.spare.parts = parts;
+            if listing {
+                self.poll_loop.spare.listed_arrivals = arrivals;
+            }
             debug_assert!(earliest.is_some(), "a fetch that took nothing knows every arrival");
             return Err(earliest.unwrap_or(SimTime::MAX));
         }
-        Ok(self.timed_batch(now, parts, env))
+        Ok(self.timed_batch(now, parts, listing.then_some(arrivals), env))
     }
 
+    /// The batch of `parts` a poll at `now` took, with its records' times: their arrivals
+    /// (`listed` if the fetch copied them already) and their ends, the processing times drawn
+    /// record by record.
     pub(crate) fn timed_batch<L: LogView + ?Sized>(
         &mut self,
         now: SimTime,
         parts: Vec<(Tp, u64, usize)>,
+        listed: Option<Vec<SimTime>>,
         env: &mut ConsumerEnv<'_, L>,
     ) -> Batch {
         let total: usize = parts.iter().map(|p| p.2).sum();
-        let spare = std::mem::take(&mut self.poll_loop.spare.arrivals);
-        if let Some((times, end)) = linear_times(now, &parts, &self.params.processing, env, spare) {
-            return Batch { epoch: 0, parts, times, end, polled: now };
-        }
-        let mut arrivals = std::mem::take(&mut self.poll_loop.spare.listed_arrivals);
+        let arrivals = match listed {
+            Some(arrivals) => arrivals,
+            None => {
+                let spare = std::mem::take(&mut self.poll_loop.spare.arrivals);
+                let processing = &self.params.processing;
+                if let Some((times, end)) = linear_times(now, &parts, processing, env, spare) {
+                    return Batch { epoch: 0, parts, times, end, polled: now };
+                }
+                let mut arrivals = std::mem::take(&mut self.poll_loop.spare.listed_arrivals);
+                arrivals.clear();
+                arrivals.reserve(total);
+                for (tp, first, count) in &parts {
+                    env.log.arrivals_into(*tp, *first, *count as u64, &mut arrivals);
+                }
+                arrivals
+            }
+        };
+        debug_assert_eq!(arrivals.len(), total, "one arrival a record");
         let mut ends = std::mem::take(&mut self.poll_loop.spare.listed_ends);
-        arrivals.clear();
         ends.clear();
-        arrivals.reserve(total);
         ends.reserve(total);
-        for (tp, first, count) in &parts {
-            env.log.arrivals_into(*tp, *first, *count as u64, &mut arrivals);
-        }
         let mut t = now;
         let (processing, rng) = (&self.params.processing, &mut *env.rng);
         ends.extend((0..total).map(|_| {
@@ -1928,7 +1984,7 @@ pub(crate) mod tests {
             let processed = out.notes.to_vec();
             let (finished, (step, due)) = rig.with_env(|consumer, env| {
                 let finished = match consumer.end_quiet_step(next) {
-                    QuietStep::Finished(batch) => Some(batch),
+                    QuietStep::Finished => consumer.poll_loop.batch.take(),
                     QuietStep::Woke => None,
                     QuietStep::Stale => panic!("the pending step is not stale"),
                 };

@@ -152,6 +152,27 @@ impl PartitionLog {
         read_capped(end, known, max, |offset| self.arrival(offset))
     }
 
+    /// [`PartitionLog::read_from`] that also appends the arrivals of the offsets read to
+    /// `out` (`LogView::read_into`): a Poisson reader of the held times copies them as it
+    /// walks them.
+    #[inline]
+    pub fn read_into(
+        &mut self,
+        at: SimTime,
+        known: u64,
+        max: u64,
+        out: &mut Vec<SimTime>,
+    ) -> (u64, Option<SimTime>) {
+        if let Process::Poisson(poisson) = &self.process {
+            if let Some(read) = poisson.read_held_into(at, known, max, out) {
+                return read;
+            }
+        }
+        let read = self.read_from(at, known, max);
+        self.arrivals_into(known, read.0 - known, out);
+        read
+    }
+
     /// [`PartitionLog::log_end_from`] past its first look.
     #[inline(never)]
     fn poisson_log_end_from(&mut self, at: SimTime, known: u64) -> u64 {
@@ -353,7 +374,8 @@ mod tests {
     /// `read_from` is `log_end_from` capped at `known + max`, with the arrival of the offset
     /// it returns unless that is the cap: on a Poisson log read from the held times (a reader
     /// that keeps up), past them (the answer is drawn first), and with the cap inside and
-    /// past the arrived records; and on a constant log.
+    /// past the arrived records; and on a constant log. `read_into` is the same read that
+    /// appends the arrivals of the offsets read (after what the list held).
     #[test]
     fn read_from_is_log_end_from_with_the_next_arrival() {
         let rng = sim_core::RngStreams::new(11).stream("w");
@@ -369,6 +391,14 @@ mod tests {
                         let arrival = (capped < known + max).then(|| reference.arrival(capped));
                         let read = log.read_from(at, known, max);
                         assert_eq!(read, (capped, arrival), "at {ms} ms from {known}, max {max}");
+                        // The same read, appending the arrivals of the offsets it read.
+                        let mut listed = vec![SimTime::MAX];
+                        let read = log.read_into(at, known, max, &mut listed);
+                        assert_eq!(read, (capped, arrival), "into: at {ms} ms from {known}");
+                        let expected: Vec<SimTime> = std::iter::once(SimTime::MAX)
+                            .chain((known..capped).map(|k| reference.arrival(k)))
+                            .collect();
+                        assert_eq!(listed, expected, "at {ms} ms from {known}, max {max}");
                     }
                 }
             }

@@ -200,6 +200,14 @@ impl LogView for Logs {
     fn read_from(&mut self, tp: Tp, at: SimTime, known: u64, max: u64) -> (u64, Option<SimTime>) {
         self.log(tp).read_from(at, known, max)
     }
+    fn read_into(
+        &mut self,
+        tp: Tp,
+        (at, known, max): (SimTime, u64, u64),
+        out: &mut Vec<SimTime>,
+    ) -> (u64, Option<SimTime>) {
+        self.log(tp).read_into(at, known, max, out)
+    }
 }
 
 pub(crate) struct Slot {

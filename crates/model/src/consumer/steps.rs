@@ -76,17 +76,19 @@ pub(crate) enum QuietStep {
     Stale,
     /// A poll waiting for records wakes up.
     Woke,
-    /// The batch in progress is done: its records are processed.
-    Finished(Batch),
+    /// The batch in progress is done: its records are processed. It stays the member's
+    /// until the caller has reported it and gives its buffers back
+    /// ([`PollLoop::recycle_batch`](crate::consumer::PollLoop::recycle_batch)).
+    Finished,
 }
 
 impl Consumer {
     /// The first half of a quiet poll-loop step on `timer`, run aside by fast stepping
     /// (`world/stepper/lazy.rs`): what `handle(Timer(timer))` does for a member whose poll loop
     /// is quiet ([`Consumer::poll_loop_is_quiet`]) before its next poll, without an outbox.
-    /// A finished batch is taken out: the caller reports its records (`Processed`) and gives
-    /// its buffers back (`PollLoop::keep_buffers`). Its `max.poll.interval.ms` timer needs no
-    /// cancelling: fast stepping arms it from the batch in progress.
+    /// A finished batch stays in place: the caller reports its records (`Processed`) and
+    /// gives its buffers back (`PollLoop::recycle_batch`). Its `max.poll.interval.ms` timer
+    /// needs no cancelling: fast stepping arms it from the batch in progress.
     pub(crate) fn end_quiet_step(&mut self, timer: ConsumerTimer) -> QuietStep {
         debug_assert!(self.poll_loop_is_quiet(), "a quiet step of a loud member");
         let poll_loop = &mut self.poll_loop;
@@ -94,7 +96,7 @@ impl Consumer {
             ConsumerTimer::BatchDone { epoch }
                 if poll_loop.batch.as_ref().is_some_and(|b| b.epoch == epoch) =>
             {
-                QuietStep::Finished(poll_loop.batch.take().expect("a batch in progress"))
+                QuietStep::Finished
             }
             ConsumerTimer::PollWake { epoch } if poll_loop.in_poll && epoch == poll_loop.epoch => {
                 QuietStep::Woke

@@ -259,6 +259,38 @@ impl PoissonArrivals {
         known: u64,
         max: u64,
     ) -> Option<(u64, Option<SimTime>)> {
+        self.read_held_span(at, known, max).map(|(_, read)| read)
+    }
+
+    /// [`Self::read_held`] that also appends the arrivals of the offsets read to `out`
+    /// (`LogView::read_into`; nothing is appended when it gives `None`).
+    #[inline]
+    pub(crate) fn read_held_into(
+        &self,
+        at: SimTime,
+        known: u64,
+        max: u64,
+        out: &mut Vec<SimTime>,
+    ) -> Option<(u64, Option<SimTime>)> {
+        let (from, read) = self.read_held_span(at, known, max)?;
+        let taken = (read.0 - known) as usize;
+        // Pushed one by one: a reader that keeps up takes a record or two, which a `memcpy`
+        // call (`extend_from_slice`) costs more than.
+        out.reserve(taken);
+        for &arrival in &self.times[from..from + taken] {
+            out.push(arrival);
+        }
+        Some(read)
+    }
+
+    /// [`Self::read_held`] with the index in `times` of `known`.
+    #[inline]
+    fn read_held_span(
+        &self,
+        at: SimTime,
+        known: u64,
+        max: u64,
+    ) -> Option<(usize, (u64, Option<SimTime>))> {
         let from = self.held_index(known)?;
         let to = from.saturating_add(usize::try_from(max).unwrap_or(usize::MAX));
         let ahead = &self.times[from..to.min(self.times.len())];
@@ -276,8 +308,8 @@ impl PoissonArrivals {
             taken += ahead[first..].partition_point(|t| *t <= at);
         }
         match ahead.get(taken) {
-            Some(&arrival) => Some((known + taken as u64, Some(arrival))),
-            None => (to <= self.times.len()).then_some((known + max, None)),
+            Some(&arrival) => Some((from, (known + taken as u64, Some(arrival)))),
+            None => (to <= self.times.len()).then_some((from, (known + max, None))),
         }
     }
 

@@ -30,6 +30,7 @@ use crate::consumer::{
 use crate::records::RecordTimes;
 use crate::types::Conn;
 use crate::world::{Ev, World};
+use assignors::Tp;
 use sim_core::{SimTime, RANK_LAST};
 
 /// Cycles kept per member: a message that wakes a waiting poll moves the fetch rotation by
@@ -118,6 +119,15 @@ pub(in crate::world) fn rank_of(ev: &Ev) -> u64 {
     }
 }
 
+/// How a quiet step reports a finished batch.
+#[derive(Clone, Copy, Debug)]
+enum Reports {
+    /// Part by part, at once.
+    EachBatch,
+    /// Held per partition until the catch-up ends (`fold.rs`).
+    Folded,
+}
+
 /// Whether `timer` is a poll-loop step (ranked by slot).
 pub(in crate::world) fn is_poll_step(timer: ConsumerTimer) -> bool {
     matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
@@ -204,25 +214,58 @@ impl World<'_, Fast> {
     /// [`World::catch_up_until`] where no cycle is looked for (a stochastic run: nothing
     /// repeats): the quiet steps one after the other, each as [`World::run_aside`] runs it.
     /// The member's auto-commit deadline ([`Consumer::loud_at`]) is asked once: quiet steps
-    /// do not commit. True if any step ran.
+    /// do not commit. Their reports are folded per partition and given at the end where the
+    /// member may ([`World::may_fold_reports`], `fold.rs`). True if any step ran.
     fn run_quiet_steps(&mut self, slot: usize, until: SimTime, inclusive: bool) -> bool {
         let Some(loud) = self.slots[slot].consumer.as_ref().map(Consumer::loud_at) else {
             return false;
         };
-        let mut ran = false;
+        let reports = match self.may_fold_reports(slot) {
+            Some(owned) => {
+                self.stepper.folded.begin(owned);
+                Reports::Folded
+            }
+            None => Reports::EachBatch,
+        };
+        let mut last = None;
         while let Some(step) = self.stepper.slots[slot].lazy {
             let due = step.at < until || (inclusive && step.at == until);
             if !due || step.at >= loud || self.poll_timer_expired_by(slot, step.at) {
                 break;
             }
-            if !ran {
+            if last.is_none() {
                 self.stepper.slots[slot].forget_cycle_position();
             }
-            self.run_quiet_step(slot, step);
+            self.run_quiet_step(slot, step, reports);
             debug_assert_eq!(self.slots[slot].consumer.as_ref().map(Consumer::loud_at), Some(loud));
-            ran = true;
+            last = Some(step.at);
         }
-        ran
+        if let (Reports::Folded, Some(at)) = (reports, last) {
+            self.report_folded(slot, at);
+        }
+        last.is_some()
+    }
+
+    /// Whether the reports of `slot`'s quiet steps may be folded (`fold.rs`): it is the book
+    /// owner, or there is none, of every partition it holds (a report of another member's
+    /// partition catches that member up to the report's time first), and its batch in
+    /// progress reads only those (a partition revoked during a batch is reported when the
+    /// batch ends). Gives the number of partitions it holds.
+    fn may_fold_reports(&self, slot: usize) -> Option<usize> {
+        let poll_loop = &self.slots[slot].consumer.as_ref()?.poll_loop;
+        let owned = &poll_loop.owned;
+        let own = |tp: &Tp| self.books.owner(*tp).is_none_or(|o| o.slot as usize == slot);
+        let batch_parts = poll_loop.batch.iter().flat_map(|b| &b.parts);
+        let held = batch_parts.map(|p| &p.0).all(|tp| owned.contains_key(tp));
+        (held && owned.keys().all(own)).then_some(owned.len())
+    }
+
+    /// Gives the reports folded during `slot`'s catch-up, whose last step ran at `at`.
+    fn report_folded(&mut self, slot: usize, at: SimTime) {
+        let conn = self.slots[slot].consumer.as_ref().expect("an aside member").conn();
+        let mut folded = std::mem::take(&mut self.stepper.folded);
+        folded.drain(|tp, first, times| self.on_processed(at, conn, tp, first, times));
+        self.stepper.folded = folded;
     }
 
     /// A recording of `slot` that found no repeat ends ([`RecordBackoff`]).
@@ -319,7 +362,7 @@ impl World<'_, Fast> {
     fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
         self.stepper.slots[slot].forget_cycle_position();
         if !keep {
-            self.run_quiet_step(slot, step);
+            self.run_quiet_step(slot, step, Reports::EachBatch);
             return Vec::new();
         }
         let mut out = self.take_outbox();
@@ -355,12 +398,13 @@ impl World<'_, Fast> {
     }
 
     /// Runs one aside step without an outbox (`Consumer::end_quiet_step`, `quiet_poll`): the
-    /// same member machine as [`World::run_aside`]'s `handle`, and the same reports in the same
-    /// order among all reports. A finished batch is reported before the next poll (`handle`
-    /// reports it after: the poll reports nothing and reads nothing a report writes, so no
-    /// other report comes between), and its buffers are then the poll's: steps run aside
-    /// allocate nothing.
-    fn run_quiet_step(&mut self, slot: usize, step: LazyStep) {
+    /// same member machine as [`World::run_aside`]'s `handle`. A finished batch is reported
+    /// before the next poll (`handle` reports it after: the poll reports nothing and reads
+    /// nothing a report writes, so no other report comes between), part by part in the same
+    /// order among all reports (`Reports::EachBatch`), or held for the catch-up's report of
+    /// each partition (`Reports::Folded`, `fold.rs`); its buffers are then the poll's: steps
+    /// run aside allocate nothing.
+    fn run_quiet_step(&mut self, slot: usize, step: LazyStep, reports: Reports) {
         let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
         let conn = consumer.conn();
         match consumer.end_quiet_step(step.timer) {
@@ -369,11 +413,22 @@ impl World<'_, Fast> {
                 return;
             }
             QuietStep::Woke => {}
-            QuietStep::Finished(batch) => {
-                self.report_batch(step.at, conn, &batch);
-                let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
-                consumer.poll_loop.keep_buffers(batch);
-            }
+            QuietStep::Finished => match reports {
+                Reports::EachBatch => {
+                    let batch = consumer.poll_loop.batch.take().expect("a finished batch");
+                    self.report_batch(step.at, conn, &batch);
+                    let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
+                    consumer.poll_loop.keep_buffers(batch);
+                }
+                Reports::Folded => {
+                    let poll_loop = &mut consumer.poll_loop;
+                    let batch = poll_loop.batch.as_ref().expect("a finished batch");
+                    let owned = &poll_loop.owned;
+                    let place_of = |tp: &Tp| owned.index_of(tp).expect("an owned partition");
+                    self.stepper.folded.add_batch(batch, place_of);
+                    poll_loop.recycle_batch();
+                }
+            },
         }
         let World { slots, logs, assignor_rng, topics, .. } = self;
         let s = &mut slots[slot];

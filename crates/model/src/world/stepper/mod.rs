@@ -15,6 +15,7 @@
 //! (`crate::protocols`), and a jump writes only the member's `PollLoop`.
 
 mod cycle;
+mod fold;
 mod lazy;
 mod plain;
 
@@ -93,6 +94,8 @@ pub(in crate::world) struct Fast {
     signature_scratch: Vec<i64>,
     /// Per member slot (the world's slot indexes).
     slots: Vec<StepperSlot>,
+    /// The reports of the catch-up in progress, held per partition (`fold.rs`).
+    folded: fold::FoldedReports,
 }
 
 /// The stepper's state of one member slot.
@@ -139,6 +142,7 @@ impl Stepper for Fast {
             current_rank: RANK_LAST,
             signature_scratch: Vec::new(),
             slots: Vec::new(),
+            folded: fold::FoldedReports::default(),
         }
     }
 

@@ -1,0 +1,211 @@
+//! The reports of one catch-up's quiet steps, folded per partition (issue 29).
+//!
+//! A stochastic run reports every finished batch part by part (`ConsumerNote::Processed`): the
+//! ownership books raise the partition's frontier, the observer folds the part's records (the
+//! collector: its interval set of processed offsets, its latency histogram). A member that
+//! keeps up finishes a batch of one or two records every millisecond or so, so each record
+//! paid for a report of its own. A catch-up (`lazy.rs`) runs one member's quiet steps with
+//! nothing else in between; its reports can be held here and given as one report per
+//! partition at its end, each the partition's consecutive records in offset order.
+//!
+//! The same outputs, because of what reads the reports:
+//! - Between the steps of one catch-up nothing else runs, so no other report and no reader of
+//!   the books or of the observer comes between them: only the order of this member's own
+//!   reports changes.
+//! - Within a partition the order is kept (a quiet step's positions only move forward, so
+//!   each batch's part of a partition starts where the last ended; debug builds check it):
+//!   one report of offsets `a..c` gives the books and every observer what `a..b` and then
+//!   `b..c` gave (the frontier is a maximum; the collector's offsets a set, its histogram a
+//!   multiset; a trace's record track the same records in the same order).
+//! - Across partitions, reports touch disjoint state, so their order does not matter.
+//! - A report of a partition whose book owner is another member first catches that owner up
+//!   to the report's time (`ownership::record_processed`): such reports must keep their
+//!   times, so a member folds only when it is the book owner (or there is none) of every
+//!   partition it holds ([`World::may_fold_reports`](crate::world::World)); the books do not
+//!   change during a catch-up.
+
+use crate::consumer::{Batch, BatchTimes};
+use crate::records::RecordTimes;
+use assignors::Tp;
+use sim_core::SimTime;
+
+/// Partitions with records looked at one by one before the member's owned partitions are
+/// searched ([`FoldedReports::touched_place`]).
+const LOOK_FIRST: usize = 8;
+
+/// The records one catch-up reported so far, per place of the member's owned partitions.
+#[derive(Debug, Default)]
+pub(in crate::world) struct FoldedReports {
+    /// By place among the member's owned partitions (`Positions::index_of`); empty lists
+    /// between catch-ups (their buffers are kept).
+    parts: Vec<FoldedPart>,
+    /// The partitions with records and their places, in the order of their first record.
+    touched: Vec<(Tp, usize)>,
+}
+
+/// The records of one partition held for its report.
+#[derive(Debug, Default)]
+struct FoldedPart {
+    tp: Option<Tp>,
+    first: u64,
+    arrivals: Vec<SimTime>,
+    ends: Vec<SimTime>,
+}
+
+impl FoldedReports {
+    /// A catch-up of a member owning `owned` partitions begins (nothing is held).
+    pub(in crate::world) fn begin(&mut self, owned: usize) {
+        debug_assert!(self.touched.is_empty(), "a fold left unreported");
+        if self.parts.len() < owned {
+            self.parts.resize_with(owned, FoldedPart::default);
+        }
+    }
+
+    /// Holds the records of `batch`, finished; `place_of` gives each partition's place
+    /// among the member's owned partitions.
+    pub(in crate::world) fn add_batch(
+        &mut self,
+        batch: &Batch,
+        mut place_of: impl FnMut(&Tp) -> usize,
+    ) {
+        let mut index = 0;
+        for (part, &(tp, first, count)) in batch.parts.iter().enumerate() {
+            let place = self.touched_place(&tp).unwrap_or_else(|| place_of(&tp));
+            let folded = &mut self.parts[place];
+            if folded.tp.is_none() {
+                folded.tp = Some(tp);
+                folded.first = first;
+                self.touched.push((tp, place));
+            }
+            debug_assert_eq!(folded.tp, Some(tp), "one partition a place");
+            debug_assert_eq!(
+                folded.first + folded.arrivals.len() as u64,
+                first,
+                "a partition's parts follow each other within a catch-up ({tp:?})"
+            );
+            folded.push(&batch.times, (part, index, count));
+            index += count;
+        }
+    }
+
+    /// The place of `tp` if it has records already and is among the first [`LOOK_FIRST`]
+    /// partitions that had (a member holds a few partitions: a look at each is cheaper than
+    /// a search of its owned ones).
+    #[inline]
+    fn touched_place(&self, tp: &Tp) -> Option<usize> {
+        let first = &self.touched[..self.touched.len().min(LOOK_FIRST)];
+        first.iter().find(|(touched, _)| touched == tp).map(|(_, place)| *place)
+    }
+
+    /// Gives each partition's held records to `report` (partition, first offset, times) and
+    /// holds nothing after.
+    pub(in crate::world) fn drain(&mut self, mut report: impl FnMut(Tp, u64, &RecordTimes)) {
+        for (_, place) in self.touched.drain(..) {
+            let folded = &mut self.parts[place];
+            let tp = folded.tp.take().expect("a touched place has a partition");
+            let lists = (std::mem::take(&mut folded.arrivals), std::mem::take(&mut folded.ends));
+            let times = RecordTimes::listed(lists.0, lists.1);
+            report(tp, folded.first, &times);
+            let (mut arrivals, mut ends) = times.into_lists();
+            arrivals.clear();
+            ends.clear();
+            (folded.arrivals, folded.ends) = (arrivals, ends);
+        }
+    }
+}
+
+impl FoldedPart {
+    /// Appends the `count` records of part `part` of a batch's `times`, from batch index
+    /// `index`.
+    fn push(&mut self, times: &BatchTimes, (part, index, count): (usize, usize, usize)) {
+        match times {
+            BatchTimes::Listed { arrivals, ends } => {
+                // Pushed one by one: a part holds a record or two, which a `memcpy` call
+                // (`extend_from_slice`) costs more than.
+                let range = index..index + count;
+                for (arrival, end) in arrivals[range.clone()].iter().zip(&ends[range]) {
+                    self.arrivals.push(*arrival);
+                    self.ends.push(*end);
+                }
+            }
+            BatchTimes::Linear { .. } => {
+                let part_times = times.of_part(part, index, count as u64);
+                for (arrival, end) in part_times.pairs(0, count as u64) {
+                    self.arrivals.push(arrival);
+                    self.ends.push(end);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> SimTime {
+        SimTime::from_millis(v)
+    }
+
+    fn tp(partition: u32) -> Tp {
+        Tp { topic: 0, partition }
+    }
+
+    fn listed(parts: Vec<(Tp, u64, usize)>, arrivals: &[u64], ends: &[u64]) -> Batch {
+        let times = BatchTimes::Listed {
+            arrivals: arrivals.iter().map(|v| ms(*v)).collect(),
+            ends: ends.iter().map(|v| ms(*v)).collect(),
+        };
+        let end = ms(*ends.last().unwrap_or(&0));
+        Batch { epoch: 1, parts, times, end, polled: ms(0) }
+    }
+
+    /// Two batches over partitions 3 and 5 (places 1 and 0 of the member), then a linear
+    /// batch of partition 3: one report a partition, its records in offset order, in the
+    /// order the partitions first had records; a second catch-up starts empty.
+    #[test]
+    fn a_catch_up_reports_each_partition_once_in_offset_order() {
+        let place = |t: &Tp| if t.partition == 5 { 0 } else { 1 };
+        let mut folded = FoldedReports::default();
+        folded.begin(2);
+        // Offsets 10, 11 of partition 3 and 40 of partition 5.
+        folded.add_batch(
+            &listed(vec![(tp(3), 10, 2), (tp(5), 40, 1)], &[1, 2, 3], &[5, 6, 7]),
+            place,
+        );
+        // Offset 41 of partition 5, then 12 of partition 3.
+        folded.add_batch(&listed(vec![(tp(5), 41, 1), (tp(3), 12, 1)], &[8, 9], &[10, 11]), place);
+        // Offsets 13 and 14 of partition 3: arrivals 12 and 14 ms, ends 15 and 16 ms.
+        let linear =
+            BatchTimes::Linear { start: ms(14), each: ms(1), arrivals: vec![(ms(12), ms(2))] };
+        let batch = Batch {
+            epoch: 2,
+            parts: vec![(tp(3), 13, 2)],
+            times: linear,
+            end: ms(16),
+            polled: ms(14),
+        };
+        folded.add_batch(&batch, place);
+        let mut reports = Vec::new();
+        folded.drain(|tp, first, times| {
+            let pairs: Vec<(u64, u64)> =
+                times.pairs(0, times.len()).map(|(a, e)| (a.as_millis(), e.as_millis())).collect();
+            reports.push((tp.partition, first, pairs));
+        });
+        assert_eq!(
+            reports,
+            vec![
+                (3, 10, vec![(1, 5), (2, 6), (9, 11), (12, 15), (14, 16)]),
+                (5, 40, vec![(3, 7), (8, 10)]),
+            ]
+        );
+        folded.begin(2);
+        let mut again = 0;
+        folded.drain(|_, _, _| again += 1);
+        assert_eq!(again, 0, "nothing held after a drain");
+        folded.add_batch(&listed(vec![(tp(5), 90, 1)], &[20], &[21]), place);
+        folded
+            .drain(|tp, first, times| reports.push((tp.partition, first, vec![(times.len(), 0)])));
+        assert_eq!(reports.last(), Some(&(5, 90, vec![(1, 0)])), "a new first offset");
+    }
+}
