@@ -1206,8 +1206,9 @@ impl Consumer {
             None => {
                 let spare = std::mem::take(&mut self.poll_loop.spare.arrivals);
                 let processing = &self.params.processing;
-                if let Some((times, end)) = linear_times(now, &parts, processing, env, spare) {
-                    return Batch { epoch: 0, parts, times, end, polled: now };
+                match linear_times(now, &parts, processing, env, spare) {
+                    Ok((times, end)) => return Batch { epoch: 0, parts, times, end, polled: now },
+                    Err(spare) => self.poll_loop.spare.arrivals = spare,
                 }
                 let mut arrivals = std::mem::take(&mut self.poll_loop.spare.listed_arrivals);
                 arrivals.clear();
@@ -1488,24 +1489,28 @@ pub(crate) fn emit_processed(batch: &Batch, cut: Option<SimTime>, out: &mut Cons
 }
 
 /// A batch's times as progressions, and its end, when processing is constant and every part's
-/// arrivals are exactly evenly spaced. The arrivals go into `arrivals` (emptied first).
+/// arrivals are exactly evenly spaced. The arrivals go into `arrivals` (emptied first), which
+/// comes back when they are not (to be kept for the next batch: no allocation a batch).
 fn linear_times<L: LogView + ?Sized>(
     now: SimTime,
     parts: &[(Tp, u64, usize)],
     processing: &ProcessingSampler,
     env: &mut ConsumerEnv<'_, L>,
     mut arrivals: Vec<(SimTime, SimTime)>,
-) -> Option<(BatchTimes, SimTime)> {
-    let ProcessingSampler::Constant(each) = *processing else { return None };
+) -> Result<(BatchTimes, SimTime), Vec<(SimTime, SimTime)>> {
+    let ProcessingSampler::Constant(each) = *processing else { return Err(arrivals) };
     let total: u64 = parts.iter().map(|p| p.2 as u64).sum();
     // The same sum as adding the processing time record by record.
-    let end = now.as_nanos().checked_add(each.as_nanos().checked_mul(total)?)?;
+    let end = each.as_nanos().checked_mul(total).and_then(|t| now.as_nanos().checked_add(t));
+    let Some(end) = end else { return Err(arrivals) };
     arrivals.clear();
     for (tp, first, count) in parts {
-        let spacing = env.log.exact_spacing(*tp, *first, *count as u64)?;
+        let Some(spacing) = env.log.exact_spacing(*tp, *first, *count as u64) else {
+            return Err(arrivals);
+        };
         arrivals.push((env.log.arrival(*tp, *first), spacing));
     }
-    Some((BatchTimes::Linear { start: now, each, arrivals }, SimTime::from_nanos(end)))
+    Ok((BatchTimes::Linear { start: now, each, arrivals }, SimTime::from_nanos(end)))
 }
 
 #[cfg(test)]
@@ -1877,6 +1882,50 @@ pub(crate) mod tests {
         assert_eq!(rig.consumer.next_wake(t(4000), SimTime::MAX), t(4500));
         rig.consumer.params.client = Client::Librdkafka;
         assert_eq!(rig.consumer.next_wake(t(4800), SimTime::MAX), t(5300));
+    }
+
+    /// Constant processing (1 ms a record): a batch of evenly spaced records is linear and
+    /// fills the buffer of linear times; a batch with a part not known to be evenly spaced is
+    /// listed, and gives that buffer back for the next linear batch instead of dropping it.
+    #[test]
+    fn a_batch_that_is_not_linear_keeps_the_buffer_of_linear_times() {
+        /// The 10 ms log, with partition 0 known to be evenly spaced and partition 1 not.
+        struct HalfSpaced;
+        impl LogView for HalfSpaced {
+            fn log_end(&mut self, tp: Tp, at: SimTime) -> u64 {
+                TenMs.log_end(tp, at)
+            }
+            fn arrival(&mut self, tp: Tp, offset: u64) -> SimTime {
+                TenMs.arrival(tp, offset)
+            }
+            fn exact_spacing(&mut self, tp: Tp, _: u64, _: u64) -> Option<SimTime> {
+                (tp.partition == 0).then_some(t(10))
+            }
+        }
+        let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+        rig.consumer.params.processing = ProcessingSampler::Constant(t(1));
+        let mut log = HalfSpaced;
+        let mut env = ConsumerEnv {
+            log: &mut log,
+            rng: &mut rig.rng,
+            assignor_rng: &mut rig.assignor_rng,
+            topics: &rig.topics,
+        };
+        let consumer = &mut rig.consumer;
+        let linear = consumer.timed_batch(t(100), vec![(tp(0), 0, 3)], None, &mut env);
+        assert!(matches!(linear.times, BatchTimes::Linear { .. }), "{:?}", linear.times);
+        assert_eq!(linear.end, t(103));
+        consumer.poll_loop.keep_buffers(linear);
+        let capacity = consumer.poll_loop.spare.arrivals.capacity();
+        assert!(capacity >= 1, "the linear batch's buffer is kept");
+        let parts = vec![(tp(0), 3, 2), (tp(1), 0, 2)];
+        let mixed = consumer.timed_batch(t(200), parts, None, &mut env);
+        let BatchTimes::Listed { arrivals, ends } = &mixed.times else {
+            panic!("a listed batch: {:?}", mixed.times)
+        };
+        assert_eq!(arrivals, &[t(40), t(50), t(10), t(20)]);
+        assert_eq!(ends, &[t(201), t(202), t(203), t(204)]);
+        assert_eq!(consumer.poll_loop.spare.arrivals.capacity(), capacity, "given back");
     }
 
     /// The fetch rotation: each fetch starts from the next owned partition (the cursor mod
