@@ -1126,19 +1126,26 @@ impl Consumer {
             arrivals = std::mem::take(&mut self.poll_loop.spare.listed_arrivals);
             arrivals.clear();
         }
-        // The earliest arrival at a position after the fetch, while every one is known. A
-        // fetch that takes nothing knows every one (only a cap forgets them), and a partition
-        // it reads takes a record (its arrival reached `visible`): then this is the earliest
-        // arrival of the records that found nothing new, the poll's wake-up.
-        let mut earliest = Some(SimTime::MAX);
+        // The earliest arrival at a position after the fetch, while every one is known
+        // (`all_known`). A fetch that takes nothing knows every one (only a cap forgets
+        // them), and a partition it reads takes a record (its arrival reached `visible`): then
+        // this is the earliest arrival of the records that found nothing new, the poll's
+        // wake-up.
+        let mut earliest = SimTime::MAX;
+        let mut all_known = true;
         let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
         'halves: for (entries, seen) in [from, before] {
             for ((tp, position), seen) in entries.iter_mut().zip(seen) {
+                // Usually nothing new: the record at the position, seen before, arrives
+                // later. A partition without a position is never seen at it (`NO_POSITION`
+                // is `NOT_SEEN`'s offset, whose arrival never comes), so it passes here too.
+                if seen.offset == *position && seen.arrival > visible {
+                    earliest = earliest.min(seen.arrival);
+                    continue;
+                }
                 if *position == NO_POSITION {
                     continue;
                 }
-                // Usually nothing new: the record at the position arrives later (arrivals
-                // grow with the offset, so `log_end_from` would give the position itself).
                 // The arrival at a position never changes: the log is asked once per
                 // position.
                 if seen.offset != *position {
@@ -1146,10 +1153,10 @@ impl Consumer {
                         offset: *position,
                         arrival: env.log.arrival(*tp, *position),
                     };
-                }
-                if seen.arrival > visible {
-                    earliest = earliest.map(|e| e.min(seen.arrival));
-                    continue;
+                    if seen.arrival > visible {
+                        earliest = earliest.min(seen.arrival);
+                        continue;
+                    }
                 }
                 // Only records from the position on matter: read the log from there, and
                 // keep the arrival at the new position for the next fetch.
@@ -1167,16 +1174,17 @@ impl Consumer {
                 match arrival {
                     Some(arrival) => {
                         *seen = positions::Seen { offset: end, arrival };
-                        earliest = earliest.map(|e| e.min(arrival));
+                        earliest = earliest.min(arrival);
                     }
-                    None => earliest = None,
+                    None => all_known = false,
                 }
                 if budget == 0 {
-                    earliest = None; // The partitions after this one are not looked at.
+                    all_known = false; // The partitions after this one are not looked at.
                     break 'halves;
                 }
             }
         }
+        let earliest = all_known.then_some(earliest);
         self.poll_loop.owned.set_earliest(earliest);
         if parts.is_empty() {
             // Every partition was read and found nothing new: the poll waits for this one.
