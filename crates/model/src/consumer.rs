@@ -1136,27 +1136,22 @@ impl Consumer {
         let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
         'halves: for (entries, seen) in [from, before] {
             for ((tp, position), seen) in entries.iter_mut().zip(seen) {
-                // Usually nothing new: the record at the position, seen before, arrives
-                // later. A partition without a position is never seen at it (`NO_POSITION`
-                // is `NOT_SEEN`'s offset, whose arrival never comes), so it passes here too.
-                if seen.offset == *position && seen.arrival > visible {
-                    earliest = earliest.min(seen.arrival);
-                    continue;
-                }
-                if *position == NO_POSITION {
-                    continue;
-                }
                 // The arrival at a position never changes: the log is asked once per
-                // position.
+                // position (a partition without one, `NO_POSITION`, is never read; it is
+                // `NOT_SEEN`'s offset, whose arrival never comes).
                 if seen.offset != *position {
+                    if *position == NO_POSITION {
+                        continue;
+                    }
                     *seen = positions::Seen {
                         offset: *position,
                         arrival: env.log.arrival(*tp, *position),
                     };
-                    if seen.arrival > visible {
-                        earliest = earliest.min(seen.arrival);
-                        continue;
-                    }
+                }
+                // Usually nothing new: the record at the position arrives later.
+                if seen.arrival > visible {
+                    earliest = earliest.min(seen.arrival);
+                    continue;
                 }
                 // Only records from the position on matter: read the log from there, and
                 // keep the arrival at the new position for the next fetch.

@@ -11,9 +11,9 @@ use std::io;
 /// A growable byte buffer whose text is `bytes[start..len]`. The bytes of `bytes` are
 /// initialised (zeros at first); those past the text are scratch room for the fixed-size
 /// copies. Its capacity is reserved at once but zeroed only as the text reaches it
-/// ([`ZERO_AHEAD`] bytes at a time): a small file does not pay for a large buffer (four
-/// `ownership.csv`-sized chunks of 4 MiB zeroed cost a one-second run three quarters of its
-/// instructions), and the reserved room does not move, so the text stays aligned.
+/// ([`ZERO_AHEAD`] bytes at a time): a small file does not pay for a large buffer (the 4 MiB
+/// chunks of a run's streamed files, zeroed at once, cost a one-second run three quarters of
+/// its instructions), and the reserved room does not move, so the text stays aligned.
 pub(crate) struct RowBuffer {
     bytes: Vec<u8>,
     /// Where the text starts: a multiple of `align` in memory when the buffer is aligned.
