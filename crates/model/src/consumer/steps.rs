@@ -60,6 +60,11 @@ impl Consumer {
         })
     }
 
+    /// Whether the `max.poll.interval.ms` timer of the batch in progress expires before `at`.
+    pub fn poll_timer_expired_by(&self, at: SimTime) -> bool {
+        self.batch_poll_timer().is_some_and(|(_, deadline, _)| deadline < at)
+    }
+
     /// The `max.poll.interval.ms` timer of the batch in progress: the timer, when it expires,
     /// and when the poll that armed it ran.
     pub fn batch_poll_timer(&self) -> Option<(ConsumerTimer, SimTime, SimTime)> {

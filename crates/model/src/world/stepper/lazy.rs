@@ -119,15 +119,6 @@ pub(in crate::world) fn rank_of(ev: &Ev) -> u64 {
     }
 }
 
-/// How a quiet step reports a finished batch.
-#[derive(Clone, Copy, Debug)]
-enum Reports {
-    /// Part by part, at once.
-    EachBatch,
-    /// Held per partition until the catch-up ends (`fold.rs`).
-    Folded,
-}
-
 /// Whether `timer` is a poll-loop step (ranked by slot).
 pub(in crate::world) fn is_poll_step(timer: ConsumerTimer) -> bool {
     matches!(timer, ConsumerTimer::BatchDone { .. } | ConsumerTimer::PollWake { .. })
@@ -220,13 +211,15 @@ impl World<'_, Fast> {
         let Some(loud) = self.slots[slot].consumer.as_ref().map(Consumer::loud_at) else {
             return false;
         };
-        let reports = match self.may_fold_reports(slot) {
-            Some(owned) => {
-                self.stepper.folded.begin(owned);
-                Reports::Folded
+        if let Some(owned) = self.may_fold_reports(slot) {
+            self.stepper.folded.begin(owned);
+            let last = self.run_folded_steps(slot, Bound { until, inclusive, loud });
+            if let Some(at) = last {
+                self.stepper.slots[slot].forget_cycle_position();
+                self.report_folded(slot, at);
             }
-            None => Reports::EachBatch,
-        };
+            return last.is_some();
+        }
         let mut last = None;
         while let Some(step) = self.stepper.slots[slot].lazy {
             let due = step.at < until || (inclusive && step.at == until);
@@ -236,14 +229,52 @@ impl World<'_, Fast> {
             if last.is_none() {
                 self.stepper.slots[slot].forget_cycle_position();
             }
-            self.run_quiet_step(slot, step, reports);
+            self.run_quiet_step(slot, step);
             debug_assert_eq!(self.slots[slot].consumer.as_ref().map(Consumer::loud_at), Some(loud));
             last = Some(step.at);
         }
-        if let (Reports::Folded, Some(at)) = (reports, last) {
-            self.report_folded(slot, at);
-        }
         last.is_some()
+    }
+
+    /// [`World::run_quiet_steps`]'s loop when the reports are folded (`fold.rs`; the common
+    /// case of a stochastic run): each step as [`World::run_quiet_step`] runs it, its finished
+    /// batch held for the catch-up's report of each partition instead of reported, the member, the logs, its stream, its pending step and the fold
+    /// borrowed once for the whole catch-up instead of looked up at every step. Gives the
+    /// time of the last step run.
+    fn run_folded_steps(&mut self, slot: usize, bound: Bound) -> Option<SimTime> {
+        let World { slots, logs, assignor_rng, topics, stepper, .. } = self;
+        let s = &mut slots[slot];
+        let consumer = s.consumer.as_mut()?;
+        let mut env = ConsumerEnv { log: logs, rng: &mut s.rng, assignor_rng, topics };
+        let Fast { slots: stepper_slots, folded, .. } = stepper;
+        let lazy = &mut stepper_slots[slot].lazy;
+        let mut last = None;
+        while let Some(step) = *lazy {
+            let due = step.at < bound.until || (bound.inclusive && step.at == bound.until);
+            if !due || step.at >= bound.loud || consumer.poll_timer_expired_by(step.at) {
+                break;
+            }
+            last = Some(step.at);
+            match consumer.end_quiet_step(step.timer) {
+                QuietStep::Stale => {
+                    *lazy = None;
+                    break;
+                }
+                QuietStep::Woke => {}
+                QuietStep::Finished => {
+                    let poll_loop = &mut consumer.poll_loop;
+                    let batch = poll_loop.batch.as_ref().expect("a finished batch");
+                    let owned = &poll_loop.owned;
+                    let place_of = |tp: &Tp| owned.index_of(tp).expect("an owned partition");
+                    folded.add_batch(batch, place_of);
+                    poll_loop.recycle_batch();
+                }
+            }
+            let (timer, at) = consumer.quiet_poll(step.at, &mut env);
+            *lazy = Some(LazyStep { at, timer, armed: step.at });
+            debug_assert_eq!(consumer.loud_at(), bound.loud, "a quiet step changed loud_at");
+        }
+        last
     }
 
     /// Whether the reports of `slot`'s quiet steps may be folded (`fold.rs`): it is the book
@@ -325,9 +356,7 @@ impl World<'_, Fast> {
     /// Whether the `max.poll.interval.ms` timer of `slot`'s batch in progress expires before
     /// `at` (that timer, in the queue, comes first).
     fn poll_timer_expired_by(&self, slot: usize, at: SimTime) -> bool {
-        let consumer = self.slots[slot].consumer.as_ref();
-        let timer = consumer.and_then(Consumer::batch_poll_timer);
-        timer.is_some_and(|(_, deadline, _)| deadline < at)
+        self.slots[slot].consumer.as_ref().is_some_and(|c| c.poll_timer_expired_by(at))
     }
 
     /// Runs every aside step due by `now` (the end of the run; a sample counts instead).
@@ -362,7 +391,7 @@ impl World<'_, Fast> {
     fn run_aside(&mut self, slot: usize, step: LazyStep, keep: bool) -> Vec<Processed> {
         self.stepper.slots[slot].forget_cycle_position();
         if !keep {
-            self.run_quiet_step(slot, step, Reports::EachBatch);
+            self.run_quiet_step(slot, step);
             return Vec::new();
         }
         let mut out = self.take_outbox();
@@ -401,10 +430,9 @@ impl World<'_, Fast> {
     /// same member machine as [`World::run_aside`]'s `handle`. A finished batch is reported
     /// before the next poll (`handle` reports it after: the poll reports nothing and reads
     /// nothing a report writes, so no other report comes between), part by part in the same
-    /// order among all reports (`Reports::EachBatch`), or held for the catch-up's report of
-    /// each partition (`Reports::Folded`, `fold.rs`); its buffers are then the poll's: steps
-    /// run aside allocate nothing.
-    fn run_quiet_step(&mut self, slot: usize, step: LazyStep, reports: Reports) {
+    /// order among all reports (a catch-up that folds them runs [`World::run_folded_steps`]);
+    /// its buffers are then the poll's: steps run aside allocate nothing.
+    fn run_quiet_step(&mut self, slot: usize, step: LazyStep) {
         let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
         let conn = consumer.conn();
         match consumer.end_quiet_step(step.timer) {
@@ -413,22 +441,12 @@ impl World<'_, Fast> {
                 return;
             }
             QuietStep::Woke => {}
-            QuietStep::Finished => match reports {
-                Reports::EachBatch => {
-                    let batch = consumer.poll_loop.batch.take().expect("a finished batch");
-                    self.report_batch(step.at, conn, &batch);
-                    let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
-                    consumer.poll_loop.keep_buffers(batch);
-                }
-                Reports::Folded => {
-                    let poll_loop = &mut consumer.poll_loop;
-                    let batch = poll_loop.batch.as_ref().expect("a finished batch");
-                    let owned = &poll_loop.owned;
-                    let place_of = |tp: &Tp| owned.index_of(tp).expect("an owned partition");
-                    self.stepper.folded.add_batch(batch, place_of);
-                    poll_loop.recycle_batch();
-                }
-            },
+            QuietStep::Finished => {
+                let batch = consumer.poll_loop.batch.take().expect("a finished batch");
+                self.report_batch(step.at, conn, &batch);
+                let consumer = self.slots[slot].consumer.as_mut().expect("an aside member");
+                consumer.poll_loop.keep_buffers(batch);
+            }
         }
         let World { slots, logs, assignor_rng, topics, .. } = self;
         let s = &mut slots[slot];
