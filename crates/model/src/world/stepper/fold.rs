@@ -6,7 +6,9 @@
 //! keeps up finishes a batch of one or two records every millisecond or so, so each record
 //! paid for a report of its own. A catch-up (`lazy.rs`) runs one member's quiet steps with
 //! nothing else in between; its reports can be held here and given as one report per
-//! partition at its end, each the partition's consecutive records in offset order.
+//! partition at its end, each the partition's consecutive records in offset order (a long
+//! catch-up gives them every [`FOLD_RECORDS`] records or so, after the step that reached it:
+//! what holds for its end holds between any two of its steps).
 //!
 //! The same outputs, because of what reads the reports:
 //! - Between the steps of one catch-up nothing else runs, so no other report and no reader of
@@ -33,9 +35,17 @@ use sim_core::SimTime;
 /// searched ([`FoldedReports::touched_place`]).
 const LOOK_FIRST: usize = 8;
 
+/// Records held before they are reported (`FoldedReports::is_full`): a catch-up reports its
+/// records in runs of about this many, while the lists written are still in the core's cache
+/// (a catch-up may run thousands of steps; its lists, written once and read once, would go to
+/// and come back from a farther cache).
+pub(in crate::world) const FOLD_RECORDS: usize = 1024;
+
 /// The records one catch-up reported so far, per place of the member's owned partitions.
 #[derive(Debug, Default)]
 pub(in crate::world) struct FoldedReports {
+    /// Records held.
+    held: usize,
     /// By place among the member's owned partitions (`Positions::index_of`); empty lists
     /// between catch-ups (their buffers are kept).
     parts: Vec<FoldedPart>,
@@ -86,6 +96,12 @@ impl FoldedReports {
             folded.push(&batch.times, (part, index, count));
             index += count;
         }
+        self.held += index;
+    }
+
+    /// Whether [`FOLD_RECORDS`] or more records are held.
+    pub(in crate::world) fn is_full(&self) -> bool {
+        self.held >= FOLD_RECORDS
     }
 
     /// The place of `tp` if it has records already and is among the first [`LOOK_FIRST`]
@@ -100,6 +116,7 @@ impl FoldedReports {
     /// Gives each partition's held records to `report` (partition, first offset, times) and
     /// holds nothing after.
     pub(in crate::world) fn drain(&mut self, mut report: impl FnMut(Tp, u64, &RecordTimes)) {
+        self.held = 0;
         for (_, place) in self.touched.drain(..) {
             let folded = &mut self.parts[place];
             let tp = folded.tp.take().expect("a touched place has a partition");
@@ -207,5 +224,25 @@ mod tests {
         folded
             .drain(|tp, first, times| reports.push((tp.partition, first, vec![(times.len(), 0)])));
         assert_eq!(reports.last(), Some(&(5, 90, vec![(1, 0)])), "a new first offset");
+    }
+
+    /// The fold is full once it holds `FOLD_RECORDS` records, whichever partitions they are
+    /// of, and empty again after its report.
+    #[test]
+    fn the_fold_is_full_at_fold_records_records() {
+        let place = |t: &Tp| t.partition as usize;
+        let mut folded = FoldedReports::default();
+        folded.begin(2);
+        let (a, b) = (FOLD_RECORDS / 2, FOLD_RECORDS / 2 - 1);
+        let ms_list = |n: usize| (0..n as u64).collect::<Vec<_>>();
+        let two_parts = vec![(tp(0), 0, a), (tp(1), 0, b)];
+        folded.add_batch(&listed(two_parts, &ms_list(a + b), &ms_list(a + b)), place);
+        assert!(!folded.is_full(), "{} records", a + b);
+        folded.add_batch(&listed(vec![(tp(1), b as u64, 1)], &[1], &[2]), place);
+        assert!(folded.is_full(), "{FOLD_RECORDS} records");
+        let mut counts = Vec::new();
+        folded.drain(|tp, first, times| counts.push((tp.partition, first, times.len())));
+        assert_eq!(counts, vec![(0, 0, a as u64), (1, 0, b as u64 + 1)]);
+        assert!(!folded.is_full(), "reported: none held");
     }
 }

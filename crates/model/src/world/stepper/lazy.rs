@@ -213,12 +213,17 @@ impl World<'_, Fast> {
         };
         if let Some(owned) = self.may_fold_reports(slot) {
             self.stepper.folded.begin(owned);
-            let last = self.run_folded_steps(slot, Bound { until, inclusive, loud });
-            if let Some(at) = last {
-                self.stepper.slots[slot].forget_cycle_position();
+            let bound = Bound { until, inclusive, loud };
+            let mut ran = false;
+            // In runs of at most `fold::FOLD_RECORDS` records, each reported at its end.
+            while let Some(at) = self.run_folded_steps(slot, bound) {
+                ran = true;
                 self.report_folded(slot, at);
             }
-            return last.is_some();
+            if ran {
+                self.stepper.slots[slot].forget_cycle_position();
+            }
+            return ran;
         }
         let mut last = None;
         while let Some(step) = self.stepper.slots[slot].lazy {
@@ -273,6 +278,9 @@ impl World<'_, Fast> {
             let (timer, at) = consumer.quiet_poll(step.at, &mut env);
             *lazy = Some(LazyStep { at, timer, armed: step.at });
             debug_assert_eq!(consumer.loud_at(), bound.loud, "a quiet step changed loud_at");
+            if folded.is_full() {
+                break;
+            }
         }
         last
     }
