@@ -277,7 +277,8 @@ impl Bound {
         until.min(self.loud)
     }
 
-    fn admits(&self, at: SimTime) -> bool {
+    /// Whether a step due at `at` may run.
+    pub(in crate::world) fn admits(&self, at: SimTime) -> bool {
         at < self.limit()
     }
 }

@@ -243,8 +243,10 @@ impl World<'_, Fast> {
 
     /// [`World::run_quiet_steps`]'s loop when the reports are folded (`fold.rs`; the common
     /// case of a stochastic run): each step as [`World::run_quiet_step`] runs it, its finished
-    /// batch held for the catch-up's report of each partition instead of reported, the member, the logs, its stream, its pending step and the fold
-    /// borrowed once for the whole catch-up instead of looked up at every step. Gives the
+    /// batch held for the catch-up's report of each partition instead of reported; the member,
+    /// the logs, its stream, its pending step and the fold are borrowed once for the whole
+    /// catch-up instead of looked up at every step. It stops after the step that fills the
+    /// fold ([`fold::FoldedReports::is_full`](super::fold::FoldedReports::is_full)). Gives the
     /// time of the last step run.
     fn run_folded_steps(&mut self, slot: usize, bound: Bound) -> Option<SimTime> {
         let World { slots, logs, assignor_rng, topics, stepper, .. } = self;
@@ -255,8 +257,7 @@ impl World<'_, Fast> {
         let lazy = &mut stepper_slots[slot].lazy;
         let mut last = None;
         while let Some(step) = *lazy {
-            let due = step.at < bound.until || (bound.inclusive && step.at == bound.until);
-            if !due || step.at >= bound.loud || consumer.poll_timer_expired_by(step.at) {
+            if !bound.admits(step.at) || consumer.poll_timer_expired_by(step.at) {
                 break;
             }
             last = Some(step.at);
