@@ -17,8 +17,12 @@
 # `floor_ratio` = wall_s / (events / heap_pairs_per_s): how many times slower than a bare heap
 # the run is per queue event, a figure that compares across the machines' 2-4x speed phases.
 # `ns_per_record` = run_s / records_processed: for stochastic workloads, where every record's
-# arrival and processing time is drawn, the figure to hold against the draws alone
-# (`cargo bench -p lab --bench model -- stochastic`).
+# arrival and processing time is drawn, the figure to hold against the draws alone. A
+# stochastic or deploy row measures them beside it (issue 29 goal 1, its criterion bench's
+# loop: `crates/lab/examples/draw_floor.rs` on the scenario's own distributions, the same
+# build, the same phase) and reports `draw_ns_per_record` and `draw_ratio` = ns_per_record /
+# draw_ns_per_record: how many times its draws a record of the run costs (goal: 2). There
+# `floor_ratio` says little: fast stepping runs most steps aside, off the queue it counts.
 #
 # DURATION shortens the run and drops the events (the reference's rolling restart starts at
 # minute 10): a shortened run is steady state only. Timings depend on the machine and its load.
@@ -26,6 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked -q -p rebalance-sim
 cargo build --release --locked -q -p sim-core --example floor
+cargo build --release --locked -q -p lab --example draw_floor
 case "${VARIANT:-constant}" in
   constant) src=sims/bench/large-rolling-restart.toml ;;
   stochastic) src=sims/bench/large-rolling-restart-stochastic.toml ;;
@@ -39,6 +44,7 @@ trap 'rm -rf "$work"' EXIT
 bin="$work/rebalance-sim"
 cp "${BIN:-target/release/rebalance-sim}" "$bin"
 cp target/release/examples/floor "$work/floor"
+cp target/release/examples/draw_floor "$work/draw_floor"
 scenario="$work/scenario.toml"
 cp "$src" "$scenario"
 if [[ -n "${DURATION:-}" ]]; then
@@ -57,6 +63,7 @@ fi
 out=results/perf/reference.csv
 header="date,variant,duration,stepping,protocol,wall_s,user_s,events,max_rss_kb,run_s,commit"
 header+=",heap_pairs_per_s,mem_latency_ns,floor_ratio,records_processed,ns_per_record"
+header+=",draw_ns_per_record,draw_ratio"
 [[ -f "$out" ]] || echo "$header" > "$out"
 # The build measured (rows before the eleventh session have none: their dates repeat across
 # sessions; docs/performance.md says which rows are which).
@@ -72,6 +79,13 @@ floor="$("$work/floor")"
 pairs_per_s="$(sed -n 's/.*heap_pairs_per_s=\([0-9.]*\).*/\1/p' <<< "$floor")"
 latency_ns="$(sed -n 's/.*mem_latency_ns=\([0-9.]*\).*/\1/p' <<< "$floor")"
 echo "floor: $floor" >&2
+# The draws' floor of a stochastic scenario (none for the constant one: it draws nothing).
+draw_ns=""
+if [[ "${VARIANT:-constant}" != constant ]]; then
+  draw_floor="$("$work/draw_floor" "$scenario")"
+  draw_ns="$(sed -n 's/^draw_ns_per_record=\([0-9.]*\)$/\1/p' <<< "$draw_floor")"
+  echo "draws: $draw_floor" >&2
+fi
 duration="$(sed -n 's/^duration = "\(.*\)"/\1/p' "$scenario")"
 for p in $protocols; do
   /usr/bin/time -f '%e %U %M' -o "$work/time" "$bin" run "$scenario" --protocol "$p" \
@@ -83,6 +97,11 @@ for p in $protocols; do
   ratio=$(awk -v r="$wall" -v e="$events" -v h="$pairs_per_s" 'BEGIN { printf "%.1f", r / (e / h) }')
   records=$(awk '$1 == "records_processed" { print $2 }' "$work/table")
   per_record=$(awk -v r="$run_s" -v n="$records" 'BEGIN { printf "%.1f", (n > 0 ? r * 1e9 / n : 0) }')
+  draw_ratio=""
+  if [[ -n "$draw_ns" ]]; then
+    draw_ratio=$(awk -v r="$per_record" -v d="$draw_ns" 'BEGIN { printf "%.2f", r / d }')
+  fi
   row="$(date -u +%F),${VARIANT:-constant},$duration,$stepping,$p,$wall,$user,$events,$rss,$run_s,$commit"
-  echo "$row,$pairs_per_s,$latency_ns,$ratio,$records,$per_record" | tee -a "$out"
+  row+=",$pairs_per_s,$latency_ns,$ratio,$records,$per_record,$draw_ns,$draw_ratio"
+  echo "$row" | tee -a "$out"
 done

@@ -1109,12 +1109,14 @@ impl Consumer {
             return Err(SimTime::MAX);
         }
         // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
-        let start = self.poll_loop.cursor % self.poll_loop.owned.len();
-        self.poll_loop.cursor = self.poll_loop.cursor.wrapping_add(1);
-        // Known to find nothing new: what the walk below would find, without it.
+        let cursor = self.poll_loop.cursor;
+        self.poll_loop.cursor = cursor.wrapping_add(1);
+        // Known to find nothing new: what the walk below would find, without it (nor the
+        // rotation's divide: the poll after a batch often ends here).
         if let Some(earliest) = self.poll_loop.owned.earliest().filter(|e| *e > visible) {
             return Err(earliest);
         }
+        let start = cursor % self.poll_loop.owned.len();
         let mut budget = self.params.max_poll_records as u64;
         let mut parts = std::mem::take(&mut self.poll_loop.spare.parts);
         parts.clear();
