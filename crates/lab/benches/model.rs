@@ -110,20 +110,8 @@ fn stochastic_member(c: &mut Criterion) {
         mean: sim_core::SimTime::from_micros(500),
         p99: sim_core::SimTime::from_millis(2),
     });
-    group.bench_function("draws_100k_records", |b| {
-        b.iter(|| {
-            let start = sim_core::SimTime::ZERO;
-            let mut log = model::workload::PartitionLog::poisson(start, 100.0, streams.stream("w"));
-            let mut rng = streams.stream("p");
-            let mut total = sim_core::SimTime::ZERO;
-            for offset in 0..RECORDS {
-                total += processing.sample(&mut rng);
-                log.arrival(offset);
-                log.trim_below(offset);
-            }
-            (total, log.arrival(RECORDS))
-        })
-    });
+    let draws = lab::draws::Draws { poisson_rate_per_s: Some(100.0), processing };
+    group.bench_function("draws_100k_records", |b| b.iter(|| draws.draw(&streams, RECORDS)));
     group.finish();
 }
 

@@ -2,7 +2,7 @@
 //! run's time a record reads as a ratio to it (`scripts/perf-reference.sh` prints both): what
 //! drawing each record's arrival (a Poisson log at the scenario's first topic's rate) and its
 //! processing time (the consumer's distribution) costs alone, with the same build, on the same
-//! machine, in the same phase. The loop is the criterion bench's
+//! machine, in the same phase. The loop is [`Draws::draw`], the one the criterion bench times
 //! (`cargo bench -p lab --bench model -- stochastic/draws_100k_records`): one arrival read and
 //! one processing time drawn a record, the log trimmed behind it as a run's commits trim it.
 //!
@@ -11,10 +11,8 @@
 //! Prints one line: `draw_ns_per_record=<f>`, the fastest of [`ROUNDS`] rounds of RECORDS
 //! records (default [`DEFAULT_RECORDS`]): the floor, as the machine's quietest moment gives it.
 
-use model::processing::ProcessingSampler;
-use model::workload::PartitionLog;
-use scenario::{Arrival, Processing};
-use sim_core::{RngStreams, SimTime};
+use lab::draws::Draws;
+use sim_core::RngStreams;
 use std::hint::black_box;
 use std::path::Path;
 use std::process::exit;
@@ -25,54 +23,28 @@ const DEFAULT_RECORDS: u64 = 1_000_000;
 /// Rounds measured; the fastest is printed.
 const ROUNDS: usize = 5;
 
-/// What the scenario draws for each record.
-struct Draws {
-    /// The rate of the first topic's partitions if its arrivals are Poisson (drawn).
-    poisson_rate_per_s: Option<f64>,
-    /// The processing time's sampler (a constant one draws nothing).
-    processing: ProcessingSampler,
-}
-
-/// Nanoseconds a record of one round of `records` records.
+/// Nanoseconds a record of one round of `records` records ([`Draws::draw`]).
 fn round_ns_per_record(draws: &Draws, seed: u64, records: u64) -> f64 {
     let streams = RngStreams::new(seed);
-    let mut log = draws
-        .poisson_rate_per_s
-        .map(|rate| PartitionLog::poisson(SimTime::ZERO, rate, streams.stream("w")));
-    let mut rng = streams.stream("p");
-    let mut total = SimTime::ZERO;
     #[allow(clippy::disallowed_methods)] // the floor is wall time by definition, never simulated
     let started = Instant::now();
-    for offset in 0..records {
-        total += draws.processing.sample(&mut rng);
-        if let Some(log) = log.as_mut() {
-            total = total.max(log.arrival(offset));
-            log.trim_below(offset);
-        }
-    }
-    let elapsed_s = started.elapsed().as_secs_f64();
-    black_box(total);
-    elapsed_s * 1e9 / records as f64
+    black_box(draws.draw(&streams, records));
+    started.elapsed().as_secs_f64() * 1e9 / records as f64
 }
 
-/// The draws of the scenario at `path`, or why there are none to measure.
+/// The draws of the scenario at `path` and its seed, or why there are none to measure.
 fn draws_of(path: &Path) -> Result<(Draws, u64), String> {
     let scenario = scenario::load(path).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
         lines.join("\n")
     })?;
-    let topic =
-        scenario.topics.first().ok_or_else(|| format!("{}: no [[topic]]", path.display()))?;
-    let poisson_rate_per_s = (topic.arrival == Arrival::Poisson).then_some(topic.rate_per_s);
-    let processing = &scenario.consumer.processing;
-    if poisson_rate_per_s.is_none() && matches!(processing, Processing::Constant(_)) {
-        return Err(format!(
-            "{}: draws nothing (the first [[topic]]'s arrival is not \"poisson\" and \
-             [consumer] processing is constant)",
+    let draws = Draws::of_scenario(&scenario).ok_or_else(|| {
+        format!(
+            "{}: draws nothing (its first [[topic]]'s arrival is not \"poisson\" and [consumer] \
+             processing is constant)",
             path.display()
-        ));
-    }
-    let draws = Draws { poisson_rate_per_s, processing: ProcessingSampler::new(processing) };
+        )
+    })?;
     Ok((draws, scenario.seed))
 }
 

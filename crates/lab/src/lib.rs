@@ -10,6 +10,7 @@ pub mod check;
 pub mod check_rules;
 pub mod diff;
 pub mod divergence;
+pub mod draws;
 mod single;
 pub mod stats;
 pub mod sweep;
