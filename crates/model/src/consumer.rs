@@ -38,10 +38,12 @@ use scenario::{Client, CommitPolicy, OffsetReset};
 use sim_core::{SimRng, SimTime};
 use std::collections::BTreeSet;
 
+mod fetch;
 mod positions;
 mod steps;
 
 pub(crate) use crate::protocols::Membership;
+pub(crate) use fetch::FetchSink;
 use positions::Positions;
 pub(crate) use steps::QuietStep;
 pub use steps::{LoopShift, LoopState, SIGNATURE_HEAD};
@@ -603,6 +605,20 @@ impl PollLoop {
         self.batch = None;
     }
 
+    /// An empty batch of listed times in the buffers of the last finished batch (its epoch
+    /// and times are the caller's to set).
+    pub(crate) fn spare_listed_batch(&mut self) -> Batch {
+        let spare = &mut self.spare;
+        let mut parts = std::mem::take(&mut spare.parts);
+        let mut arrivals = std::mem::take(&mut spare.listed_arrivals);
+        let mut ends = std::mem::take(&mut spare.listed_ends);
+        parts.clear();
+        arrivals.clear();
+        ends.clear();
+        let times = BatchTimes::Listed { arrivals, ends };
+        Batch { epoch: 0, parts, times, end: SimTime::ZERO, polled: SimTime::ZERO }
+    }
+
     /// Keeps the buffers of a finished batch for the next fetch.
     pub(crate) fn keep_buffers(&mut self, batch: Batch) {
         keep_larger(&mut self.spare.parts, batch.parts);
@@ -952,12 +968,20 @@ impl Consumer {
     ) -> (ConsumerTimer, SimTime) {
         match self.fetch(now, env) {
             Ok(batch) => self.begin_batch(batch),
-            Err(first_unseen) => {
-                self.poll_loop.in_poll = true;
-                let wake = self.next_wake(now, first_unseen);
-                (ConsumerTimer::PollWake { epoch: self.poll_loop.epoch }, wake)
-            }
+            Err(first_unseen) => self.wait_for_records(now, first_unseen),
         }
+    }
+
+    /// A poll at `now` found nothing: it waits for the earliest unread record (arriving at
+    /// `first_unseen`). Returns its wake-up ([`Consumer::next_wake`]).
+    pub(crate) fn wait_for_records(
+        &mut self,
+        now: SimTime,
+        first_unseen: SimTime,
+    ) -> (ConsumerTimer, SimTime) {
+        self.poll_loop.in_poll = true;
+        let wake = self.next_wake(now, first_unseen);
+        (ConsumerTimer::PollWake { epoch: self.poll_loop.epoch }, wake)
     }
 
     /// Makes `batch` the batch in progress of the current poll; its end is the next step.
@@ -1093,106 +1117,6 @@ impl Consumer {
         };
         out.note(ConsumerNote::Position { tp, at: position });
         position
-    }
-
-    /// Takes up to `max.poll.records` records that reached the client (arrived at least one
-    /// network delay ago), rotating the starting partition from poll to poll. Finding none, it
-    /// gives the earliest arrival at the position of an owned partition (`SimTime::MAX` if
-    /// none is readable), for the poll's wake-up.
-    pub(crate) fn fetch<L: LogView + ?Sized>(
-        &mut self,
-        now: SimTime,
-        env: &mut ConsumerEnv<'_, L>,
-    ) -> Result<Batch, SimTime> {
-        let visible = now.saturating_sub(self.params.one_way);
-        if self.poll_loop.owned.is_empty() || self.disconnected {
-            return Err(SimTime::MAX);
-        }
-        // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
-        let cursor = self.poll_loop.cursor;
-        self.poll_loop.cursor = cursor.wrapping_add(1);
-        // Known to find nothing new: what the walk below would find, without it (nor the
-        // rotation's divide: the poll after a batch often ends here).
-        if let Some(earliest) = self.poll_loop.owned.earliest().filter(|e| *e > visible) {
-            return Err(earliest);
-        }
-        let start = cursor % self.poll_loop.owned.len();
-        let mut budget = self.params.max_poll_records as u64;
-        let mut parts = std::mem::take(&mut self.poll_loop.spare.parts);
-        parts.clear();
-        // A batch of variable processing lists its records' arrivals: copied as the log is
-        // read (`LogView::read_into`), instead of looked up again once the batch is known.
-        let listing = !matches!(self.params.processing, ProcessingSampler::Constant(_));
-        let mut arrivals = Vec::new();
-        if listing {
-            arrivals = std::mem::take(&mut self.poll_loop.spare.listed_arrivals);
-            arrivals.clear();
-        }
-        // The earliest arrival at a position after the fetch, while every one is known
-        // (`all_known`). A fetch that takes nothing knows every one (only a cap forgets
-        // them), and a partition it reads takes a record (its arrival reached `visible`): then
-        // this is the earliest arrival of the records that found nothing new, the poll's
-        // wake-up.
-        let mut earliest = SimTime::MAX;
-        let mut all_known = true;
-        let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
-        'halves: for (entries, seen) in [from, before] {
-            for ((tp, position), seen) in entries.iter_mut().zip(seen) {
-                // The arrival at a position never changes: the log is asked once per
-                // position (a partition without one, `NO_POSITION`, is never read; it is
-                // `NOT_SEEN`'s offset, whose arrival never comes).
-                if seen.offset != *position {
-                    if *position == NO_POSITION {
-                        continue;
-                    }
-                    *seen = positions::Seen {
-                        offset: *position,
-                        arrival: env.log.arrival(*tp, *position),
-                    };
-                }
-                // Usually nothing new: the record at the position arrives later.
-                if seen.arrival > visible {
-                    earliest = earliest.min(seen.arrival);
-                    continue;
-                }
-                // Only records from the position on matter: read the log from there, and
-                // keep the arrival at the new position for the next fetch.
-                let (end, arrival) = if listing {
-                    env.log.read_into(*tp, (visible, *position, budget), &mut arrivals)
-                } else {
-                    env.log.read_from(*tp, visible, *position, budget)
-                };
-                let take = end.saturating_sub(*position);
-                if take > 0 {
-                    parts.push((*tp, *position, take as usize));
-                    *position += take;
-                    budget -= take;
-                }
-                match arrival {
-                    Some(arrival) => {
-                        *seen = positions::Seen { offset: end, arrival };
-                        earliest = earliest.min(arrival);
-                    }
-                    None => all_known = false,
-                }
-                if budget == 0 {
-                    all_known = false; // The partitions after this one are not looked at.
-                    break 'halves;
-                }
-            }
-        }
-        let earliest = all_known.then_some(earliest);
-        self.poll_loop.owned.set_earliest(earliest);
-        if parts.is_empty() {
-            // Every partition was read and found nothing new: the poll waits for this one.
-            self.poll_loop.spare.parts = parts;
-            if listing {
-                self.poll_loop.spare.listed_arrivals = arrivals;
-            }
-            debug_assert!(earliest.is_some(), "a fetch that took nothing knows every arrival");
-            return Err(earliest.unwrap_or(SimTime::MAX));
-        }
-        Ok(self.timed_batch(now, parts, listing.then_some(arrivals), env))
     }
 
     /// The batch of `parts` a poll at `now` took, with its records' times: their arrivals

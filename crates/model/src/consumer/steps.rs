@@ -3,7 +3,8 @@
 //! process records (no request, no callback), and until when that holds.
 
 use super::{
-    Batch, BatchTimes, Consumer, ConsumerEnv, ConsumerTimer, LogView, PollLoop, NO_POSITION,
+    Batch, BatchTimes, Consumer, ConsumerEnv, ConsumerTimer, FetchSink, LogView, PollLoop,
+    NO_POSITION,
 };
 use crate::processing::ProcessingSampler;
 use crate::types::Tp;
@@ -123,6 +124,41 @@ impl Consumer {
         debug_assert!(self.poll_loop.batch.is_none(), "a quiet poll with a batch in progress");
         self.poll_loop.begin_poll(now);
         self.fetch_or_wait(now, env)
+    }
+}
+
+impl Consumer {
+    /// [`Consumer::quiet_poll`] whose records go to `sink` (fast stepping's folded catch-up,
+    /// `world/stepper/fold.rs`) instead of a batch of the member's own. `Ok(epoch)` when it
+    /// took records: the batch in progress of poll `epoch` is the caller's, which draws their
+    /// processing times from the member's stream as [`Consumer::timed_batch`] would
+    /// ([`Consumer::processing`]) and gives it back before anything else reads the member.
+    /// `Err`: the poll waits, with its wake-up.
+    pub(crate) fn quiet_poll_into<L: LogView + ?Sized, S: FetchSink>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        sink: &mut S,
+    ) -> Result<u64, (ConsumerTimer, SimTime)> {
+        debug_assert!(now < self.loud_at(), "a quiet poll at or after the auto-commit");
+        debug_assert!(self.poll_loop.batch.is_none(), "a quiet poll with a batch in progress");
+        self.poll_loop.begin_poll(now);
+        match self.fetch_into(now, env, sink) {
+            Ok(()) => Ok(self.poll_loop.epoch),
+            Err(first_unseen) => Err(self.wait_for_records(now, first_unseen)),
+        }
+    }
+
+    /// The sampler of the member's processing times.
+    pub(crate) fn processing(&self) -> &ProcessingSampler {
+        &self.params.processing
+    }
+
+    /// Whether its batches list each record's processing time (variable processing): a
+    /// folded catch-up's fetches may then put records straight into the fold
+    /// ([`Consumer::quiet_poll_into`]).
+    pub(crate) fn lists_records(&self) -> bool {
+        !matches!(self.params.processing, ProcessingSampler::Constant(_))
     }
 }
 

@@ -8,7 +8,11 @@
 //! nothing else in between; its reports can be held here and given as one report per
 //! partition at its end, each the partition's consecutive records in offset order (a long
 //! catch-up gives them every [`FOLD_RECORDS`] records or so, after the step that reached it:
-//! what holds for its end holds between any two of its steps).
+//! what holds for its end holds between any two of its steps). When processing times vary
+//! (each record's times are listed), the catch-up's fetches write their records here as they
+//! take them ([`FetchSink`]): the batch in progress lives at the ends of its partitions' lists
+//! until it ends, and one still in progress when the catch-up stops goes back to the member
+//! ([`FoldedReports::reopen_into`]); a batch that ends within one catch-up is never copied.
 //!
 //! The same outputs, because of what reads the reports:
 //! - Between the steps of one catch-up nothing else runs, so no other report and no reader of
@@ -26,10 +30,11 @@
 //!   partition it holds ([`World::may_fold_reports`](crate::world::World)); the books do not
 //!   change during a catch-up.
 
-use crate::consumer::{Batch, BatchTimes};
+use crate::consumer::{Batch, BatchTimes, FetchSink, LogView, PollLoop};
+use crate::processing::ProcessingSampler;
 use crate::records::RecordTimes;
 use assignors::Tp;
-use sim_core::SimTime;
+use sim_core::{SimRng, SimTime};
 
 /// Partitions with records looked at one by one before the member's owned partitions are
 /// searched ([`FoldedReports::touched_place`]).
@@ -51,6 +56,26 @@ pub(in crate::world) struct FoldedReports {
     parts: Vec<FoldedPart>,
     /// The partitions with records and their places, in the order of their first record.
     touched: Vec<(Tp, usize)>,
+    /// The batch in progress when this catch-up's fetches put their records here
+    /// ([`FetchSink`]): its records are at the ends of its partitions' lists, not held yet.
+    open: OpenBatch,
+}
+
+/// A batch whose records a catch-up's fetch put straight into the fold (variable processing
+/// times: the lists are the batch's own, so a batch that ends within the catch-up is never
+/// copied). Held when it ends ([`FoldedReports::close_batch`]); one still in progress when
+/// the catch-up ends goes back to the member as a batch of its own
+/// ([`FoldedReports::reopen_into`]).
+#[derive(Debug, Default)]
+struct OpenBatch {
+    /// Its parts in batch order: partition, place, first offset, records.
+    parts: Vec<(Tp, usize, u64, usize)>,
+    /// Its poll's epoch, when none is open.
+    epoch: Option<u64>,
+    /// When its poll ran.
+    polled: SimTime,
+    /// When it ends.
+    end: SimTime,
 }
 
 /// The records of one partition held for its report.
@@ -81,22 +106,106 @@ impl FoldedReports {
         let mut index = 0;
         for (part, &(tp, first, count)) in batch.parts.iter().enumerate() {
             let place = self.touched_place(&tp).unwrap_or_else(|| place_of(&tp));
-            let folded = &mut self.parts[place];
-            if folded.tp.is_none() {
-                folded.tp = Some(tp);
-                folded.first = first;
-                self.touched.push((tp, place));
-            }
-            debug_assert_eq!(folded.tp, Some(tp), "one partition a place");
-            debug_assert_eq!(
-                folded.first + folded.arrivals.len() as u64,
-                first,
-                "a partition's parts follow each other within a catch-up ({tp:?})"
-            );
-            folded.push(&batch.times, (part, index, count));
+            self.touch(tp, place, first, 0).push(&batch.times, (part, index, count));
             index += count;
         }
         self.held += index;
+    }
+
+    /// Draws the processing times of the records a fetch just put here (the batch of a poll
+    /// at `now`), record by record in batch order from `rng`, as `Consumer::timed_batch`
+    /// draws a batch's; gives the batch's end.
+    pub(in crate::world) fn draw_ends(
+        &mut self,
+        now: SimTime,
+        processing: &ProcessingSampler,
+        rng: &mut SimRng,
+    ) -> SimTime {
+        let mut t = now;
+        for &(_, place, _, count) in &self.open.parts {
+            let ends = &mut self.parts[place].ends;
+            ends.reserve(count);
+            for _ in 0..count {
+                t += processing.sample(rng);
+                ends.push(t);
+            }
+        }
+        t
+    }
+
+    /// The records the last fetch put here are the batch of poll `epoch`, polled at
+    /// `polled`, ending at `end`.
+    pub(in crate::world) fn open_batch(&mut self, epoch: u64, polled: SimTime, end: SimTime) {
+        debug_assert!(self.open.epoch.is_none(), "one batch in progress");
+        debug_assert!(!self.open.parts.is_empty(), "a batch has records");
+        self.open.epoch = Some(epoch);
+        self.open.polled = polled;
+        self.open.end = end;
+    }
+
+    /// The poll epoch and the poll's time of the batch in progress whose records are here.
+    pub(in crate::world) fn open_poll(&self) -> Option<(u64, SimTime)> {
+        self.open.epoch.map(|epoch| (epoch, self.open.polled))
+    }
+
+    /// The batch in progress is done: its records are held.
+    pub(in crate::world) fn close_batch(&mut self) {
+        debug_assert!(self.open.epoch.is_some(), "a batch in progress");
+        self.held += self.open.parts.iter().map(|p| p.3).sum::<usize>();
+        self.open.parts.clear();
+        self.open.epoch = None;
+    }
+
+    /// The catch-up ends with a batch in progress whose records are here: it becomes the
+    /// batch in progress of `poll_loop` again (in the buffers of its last finished batch),
+    /// its records taken off the ends of their lists, and a partition that had no other
+    /// record is untouched again.
+    pub(in crate::world) fn reopen_into(&mut self, poll_loop: &mut PollLoop) {
+        let Some(epoch) = self.open.epoch.take() else {
+            debug_assert!(self.open.parts.is_empty(), "records without a batch");
+            return;
+        };
+        let mut batch = poll_loop.spare_listed_batch();
+        let BatchTimes::Listed { arrivals, ends } = &mut batch.times else {
+            unreachable!("a spare listed batch")
+        };
+        for &(tp, place, first, count) in &self.open.parts {
+            let folded = &mut self.parts[place];
+            let kept = folded.arrivals.len() - count;
+            arrivals.extend(folded.arrivals.drain(kept..));
+            ends.extend(folded.ends.drain(kept..));
+            batch.parts.push((tp, first, count));
+            if kept == 0 {
+                folded.tp = None;
+            }
+        }
+        // The partitions the batch touched first are the last touched.
+        while self.touched.last().is_some_and(|(_, place)| self.parts[*place].tp.is_none()) {
+            self.touched.pop();
+        }
+        debug_assert!(self.touched.iter().all(|(_, place)| self.parts[*place].tp.is_some()));
+        self.open.parts.clear();
+        (batch.epoch, batch.polled, batch.end) = (epoch, self.open.polled, self.open.end);
+        poll_loop.batch = Some(batch);
+    }
+
+    /// The list of `tp` at `place`, which a part from offset `first` on extends (its last
+    /// `listed` records are that part's already): touched if it was not, with `first` as its
+    /// first offset. Debug builds check that the part follows the list's records.
+    fn touch(&mut self, tp: Tp, place: usize, first: u64, listed: usize) -> &mut FoldedPart {
+        let folded = &mut self.parts[place];
+        if folded.tp.is_none() {
+            folded.tp = Some(tp);
+            folded.first = first;
+            self.touched.push((tp, place));
+        }
+        debug_assert_eq!(folded.tp, Some(tp), "one partition a place");
+        debug_assert_eq!(
+            folded.first + (folded.arrivals.len() - listed) as u64,
+            first,
+            "a partition's parts follow each other within a catch-up ({tp:?})"
+        );
+        folded
     }
 
     /// Whether [`FOLD_RECORDS`] or more records are held.
@@ -128,6 +237,27 @@ impl FoldedReports {
             ends.clear();
             (folded.arrivals, folded.ends) = (arrivals, ends);
         }
+    }
+}
+
+/// A catch-up's fetch puts its records' arrivals straight into their partitions' lists (and
+/// [`FoldedReports::draw_ends`] their ends): the records of the batch in progress.
+impl FetchSink for FoldedReports {
+    #[inline]
+    fn read<L: LogView + ?Sized>(
+        &mut self,
+        log: &mut L,
+        tp: Tp,
+        place: usize,
+        span: (SimTime, u64, u64),
+    ) -> (u64, Option<SimTime>) {
+        log.read_into(tp, span, &mut self.parts[place].arrivals)
+    }
+
+    #[inline]
+    fn took(&mut self, tp: Tp, place: usize, first: u64, count: usize) {
+        self.touch(tp, place, first, count);
+        self.open.parts.push((tp, place, first, count));
     }
 }
 
@@ -224,6 +354,53 @@ mod tests {
         folded
             .drain(|tp, first, times| reports.push((tp.partition, first, vec![(times.len(), 0)])));
         assert_eq!(reports.last(), Some(&(5, 90, vec![(1, 0)])), "a new first offset");
+    }
+
+    /// A catch-up's fetches put their records here ([`FetchSink`]): offsets 1 and 2 of
+    /// partition 3 (place 1; on `TenMs` offset k arrives at (k + 1) x 10 ms), read at 35 ms,
+    /// processed 1 ms each from the poll at 40 ms (ends 41 and 42 ms), end as a batch; the
+    /// next poll, at 50 ms, takes offset 0..4 of partition 5 (place 0) and offset 3 of
+    /// partition 3, and is still in progress when the catch-up ends. It goes back to the
+    /// member as a batch of its own, its records off the lists: only the first batch is
+    /// reported, and partition 5 (no other record) is not.
+    #[test]
+    fn a_batch_in_progress_goes_back_to_the_member() {
+        use crate::consumer::tests::TenMs;
+        let mut folded = FoldedReports::default();
+        let processing = ProcessingSampler::Constant(ms(1));
+        let mut rng = sim_core::RngStreams::new(1).stream("member");
+        folded.begin(2);
+        assert_eq!(folded.read(&mut TenMs, tp(3), 1, (ms(35), 1, 500)), (3, Some(ms(40))));
+        folded.took(tp(3), 1, 1, 2);
+        assert_eq!(folded.draw_ends(ms(40), &processing, &mut rng), ms(42));
+        folded.open_batch(7, ms(40), ms(42));
+        assert_eq!(folded.open_poll(), Some((7, ms(40))));
+        folded.close_batch();
+        assert_eq!(folded.open_poll(), None);
+        assert_eq!(folded.held, 2, "a finished batch is held");
+        assert_eq!(folded.read(&mut TenMs, tp(5), 0, (ms(45), 0, 498)), (4, Some(ms(50))));
+        folded.took(tp(5), 0, 0, 4);
+        assert_eq!(folded.read(&mut TenMs, tp(3), 1, (ms(45), 3, 494)), (4, Some(ms(50))));
+        folded.took(tp(3), 1, 3, 1);
+        assert_eq!(folded.draw_ends(ms(50), &processing, &mut rng), ms(55));
+        folded.open_batch(8, ms(50), ms(55));
+        assert_eq!(folded.held, 2, "a batch in progress is not held");
+        let mut poll_loop = PollLoop::default();
+        folded.reopen_into(&mut poll_loop);
+        let batch = poll_loop.batch.expect("the batch in progress");
+        assert_eq!((batch.epoch, batch.polled, batch.end), (8, ms(50), ms(55)));
+        assert_eq!(batch.parts, vec![(tp(5), 0, 4), (tp(3), 3, 1)]);
+        let BatchTimes::Listed { arrivals, ends } = &batch.times else { panic!("listed") };
+        let ms_of = |v: &Vec<SimTime>| v.iter().map(|t| t.as_millis()).collect::<Vec<_>>();
+        assert_eq!(ms_of(arrivals), vec![10, 20, 30, 40, 40]);
+        assert_eq!(ms_of(ends), vec![51, 52, 53, 54, 55]);
+        let mut reports = Vec::new();
+        folded.drain(|tp, first, times| {
+            let pairs: Vec<(u64, u64)> =
+                times.pairs(0, times.len()).map(|(a, e)| (a.as_millis(), e.as_millis())).collect();
+            reports.push((tp.partition, first, pairs));
+        });
+        assert_eq!(reports, vec![(3, 1, vec![(20, 41), (30, 42)])]);
     }
 
     /// The fold is full once it holds `FOLD_RECORDS` records, whichever partitions they are

@@ -245,8 +245,12 @@ impl World<'_, Fast> {
     /// case of a stochastic run): each step as [`World::run_quiet_step`] runs it, its finished
     /// batch held for the catch-up's report of each partition instead of reported; the member,
     /// the logs, its stream, its pending step and the fold are borrowed once for the whole
-    /// catch-up instead of looked up at every step. It stops after the step that fills the
-    /// fold ([`fold::FoldedReports::is_full`](super::fold::FoldedReports::is_full)). Gives the
+    /// catch-up instead of looked up at every step. When the member lists each record's
+    /// times (variable processing), its fetches put their records straight into the fold
+    /// (`Consumer::quiet_poll_into`): the batch in progress is the fold's, and goes back to the
+    /// member when the loop stops (`FoldedReports::reopen_into`), so only a batch that spans
+    /// two catch-ups is ever copied. It stops after the step that fills the fold
+    /// ([`fold::FoldedReports::is_full`](super::fold::FoldedReports::is_full)). Gives the
     /// time of the last step run.
     fn run_folded_steps(&mut self, slot: usize, bound: Bound) -> Option<SimTime> {
         let World { slots, logs, assignor_rng, topics, stepper, .. } = self;
@@ -255,34 +259,59 @@ impl World<'_, Fast> {
         let mut env = ConsumerEnv { log: logs, rng: &mut s.rng, assignor_rng, topics };
         let Fast { slots: stepper_slots, folded, .. } = stepper;
         let lazy = &mut stepper_slots[slot].lazy;
+        // Listed records go straight into the fold: a batch that ends within the catch-up
+        // is never copied (the fold holds the batch in progress, `fold::OpenBatch`).
+        let into_fold = consumer.lists_records();
         let mut last = None;
         while let Some(step) = *lazy {
-            if !bound.admits(step.at) || consumer.poll_timer_expired_by(step.at) {
+            let polled = match folded.open_poll() {
+                Some((_, polled)) => Some(polled),
+                None => consumer.poll_loop.batch.as_ref().map(|b| b.polled),
+            };
+            let expired = polled.is_some_and(|p| consumer.poll_deadline(p) < step.at);
+            if !bound.admits(step.at) || expired {
                 break;
             }
             last = Some(step.at);
-            match consumer.end_quiet_step(step.timer) {
-                QuietStep::Stale => {
-                    *lazy = None;
-                    break;
-                }
-                QuietStep::Woke => {}
-                QuietStep::Finished => {
-                    let poll_loop = &mut consumer.poll_loop;
-                    let batch = poll_loop.batch.as_ref().expect("a finished batch");
-                    let owned = &poll_loop.owned;
-                    let place_of = |tp: &Tp| owned.index_of(tp).expect("an owned partition");
-                    folded.add_batch(batch, place_of);
-                    poll_loop.recycle_batch();
+            if let Some((epoch, _)) = folded.open_poll() {
+                debug_assert_eq!(step.timer, ConsumerTimer::BatchDone { epoch });
+                folded.close_batch();
+            } else {
+                match consumer.end_quiet_step(step.timer) {
+                    QuietStep::Stale => {
+                        *lazy = None;
+                        break;
+                    }
+                    QuietStep::Woke => {}
+                    QuietStep::Finished => {
+                        let poll_loop = &mut consumer.poll_loop;
+                        let batch = poll_loop.batch.as_ref().expect("a finished batch");
+                        let owned = &poll_loop.owned;
+                        let place_of = |tp: &Tp| owned.index_of(tp).expect("an owned partition");
+                        folded.add_batch(batch, place_of);
+                        poll_loop.recycle_batch();
+                    }
                 }
             }
-            let (timer, at) = consumer.quiet_poll(step.at, &mut env);
+            let (timer, at) = if into_fold {
+                match consumer.quiet_poll_into(step.at, &mut env, folded) {
+                    Ok(epoch) => {
+                        let end = folded.draw_ends(step.at, consumer.processing(), env.rng);
+                        folded.open_batch(epoch, step.at, end);
+                        (ConsumerTimer::BatchDone { epoch }, end)
+                    }
+                    Err(wait) => wait,
+                }
+            } else {
+                consumer.quiet_poll(step.at, &mut env)
+            };
             *lazy = Some(LazyStep { at, timer, armed: step.at });
             debug_assert_eq!(consumer.loud_at(), bound.loud, "a quiet step changed loud_at");
             if folded.is_full() {
                 break;
             }
         }
+        folded.reopen_into(&mut consumer.poll_loop);
         last
     }
 

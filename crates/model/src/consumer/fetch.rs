@@ -1,0 +1,217 @@
+//! A poll's fetch: which records of the owned partitions one `poll()` takes (the rotation of
+//! the starting partition, the network delay, `max.poll.records`), and where they go. The walk
+//! is written once, over a [`FetchSink`]: [`Consumer::fetch`] puts the records in a batch of
+//! their own (every path of the member's machine), and fast stepping's folded catch-ups
+//! (`world/stepper/fold.rs`) put them straight into the partitions' reports
+//! ([`Consumer::fetch_into`]), so a batch that ends within the catch-up is never copied.
+
+use super::{positions, Batch, Consumer, ConsumerEnv, LogView, SpareBatch, NO_POSITION};
+use crate::processing::ProcessingSampler;
+use crate::types::Tp;
+use sim_core::SimTime;
+
+/// Where a fetch puts the records it takes, part by part in batch order.
+pub(crate) trait FetchSink {
+    /// Reads `tp` (at `place` in the owned order) from position `known` at `at`, taking at
+    /// most `max` records: [`LogView::read_from`]'s answer (the new position, and the arrival
+    /// there when it is the first after `at`). A sink that lists the records' arrivals appends
+    /// them as the log is read ([`LogView::read_into`]).
+    fn read<L: LogView + ?Sized>(
+        &mut self,
+        log: &mut L,
+        tp: Tp,
+        place: usize,
+        span: (SimTime, u64, u64),
+    ) -> (u64, Option<SimTime>);
+
+    /// The fetch took `count` records (at least one) of `tp` (at `place`) from offset `first`
+    /// on: the batch's next part.
+    fn took(&mut self, tp: Tp, place: usize, first: u64, count: usize);
+}
+
+/// The sink of [`Consumer::fetch`]: the batch's parts and, when processing varies, its
+/// records' arrivals, in the buffers of the last finished batch.
+struct BatchSink {
+    parts: Vec<(Tp, u64, usize)>,
+    /// The records' arrivals in batch order (`None`: not listed; constant processing times
+    /// find them from the parts, `Consumer::timed_batch`).
+    arrivals: Option<Vec<SimTime>>,
+}
+
+impl BatchSink {
+    /// Empty lists, from the spare buffers.
+    fn from_spare(spare: &mut SpareBatch, listing: bool) -> BatchSink {
+        let mut parts = std::mem::take(&mut spare.parts);
+        parts.clear();
+        let arrivals = listing.then(|| {
+            let mut arrivals = std::mem::take(&mut spare.listed_arrivals);
+            arrivals.clear();
+            arrivals
+        });
+        BatchSink { parts, arrivals }
+    }
+
+    /// Gives the buffers back unused (the fetch took nothing).
+    fn give_back(self, spare: &mut SpareBatch) {
+        spare.parts = self.parts;
+        if let Some(arrivals) = self.arrivals {
+            spare.listed_arrivals = arrivals;
+        }
+    }
+}
+
+impl FetchSink for BatchSink {
+    #[inline]
+    fn read<L: LogView + ?Sized>(
+        &mut self,
+        log: &mut L,
+        tp: Tp,
+        _place: usize,
+        (at, known, max): (SimTime, u64, u64),
+    ) -> (u64, Option<SimTime>) {
+        match &mut self.arrivals {
+            Some(out) => log.read_into(tp, (at, known, max), out),
+            None => log.read_from(tp, at, known, max),
+        }
+    }
+
+    #[inline]
+    fn took(&mut self, tp: Tp, _place: usize, first: u64, count: usize) {
+        self.parts.push((tp, first, count));
+    }
+}
+
+impl Consumer {
+    /// Takes up to `max.poll.records` records that reached the client (arrived at least one
+    /// network delay ago), rotating the starting partition from poll to poll. Finding none, it
+    /// gives the earliest arrival at the position of an owned partition (`SimTime::MAX` if
+    /// none is readable), for the poll's wake-up.
+    pub(crate) fn fetch<L: LogView + ?Sized>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+    ) -> Result<Batch, SimTime> {
+        let (start, visible) = self.fetch_start(now)?;
+        // A batch of variable processing lists its records' arrivals: copied as the log is
+        // read (`LogView::read_into`), instead of looked up again once the batch is known.
+        let listing = !matches!(self.params.processing, ProcessingSampler::Constant(_));
+        let mut sink = BatchSink::from_spare(&mut self.poll_loop.spare, listing);
+        match self.fetch_walk(start, visible, env, &mut sink) {
+            Ok(()) => Ok(self.timed_batch(now, sink.parts, sink.arrivals, env)),
+            Err(first_unseen) => {
+                sink.give_back(&mut self.poll_loop.spare);
+                Err(first_unseen)
+            }
+        }
+    }
+
+    /// [`Consumer::fetch`] whose records go to `sink` instead of a batch: the same walk, the
+    /// same positions, rotation and arrivals seen afterwards. `Ok` when it took records (their
+    /// processing times are the caller's to draw, in batch order, from the member's stream).
+    pub(crate) fn fetch_into<L: LogView + ?Sized, S: FetchSink>(
+        &mut self,
+        now: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        sink: &mut S,
+    ) -> Result<(), SimTime> {
+        let (start, visible) = self.fetch_start(now)?;
+        self.fetch_walk(start, visible, env, sink)
+    }
+
+    /// The start of a fetch at `now`: the rotation moves on; gives the partition to start from
+    /// and the latest arrival visible, or the earliest arrival at a position when the fetch
+    /// is known to find nothing (no partition, disconnected, or nothing new since the last
+    /// fetch that walked them).
+    #[inline]
+    fn fetch_start(&mut self, now: SimTime) -> Result<(usize, SimTime), SimTime> {
+        let visible = now.saturating_sub(self.params.one_way);
+        if self.poll_loop.owned.is_empty() || self.disconnected {
+            return Err(SimTime::MAX);
+        }
+        // The partitions in rotation: from the `cursor`-th (mod their count) on, wrapping.
+        let cursor = self.poll_loop.cursor;
+        self.poll_loop.cursor = cursor.wrapping_add(1);
+        // Known to find nothing new: what the walk below would find, without it (nor the
+        // rotation's divide: the poll after a batch often ends here).
+        if let Some(earliest) = self.poll_loop.owned.earliest().filter(|e| *e > visible) {
+            return Err(earliest);
+        }
+        Ok((cursor % self.poll_loop.owned.len(), visible))
+    }
+
+    /// The walk of a fetch over the owned partitions from the `start`-th on, taking the
+    /// records arrived by `visible` into `sink`. `Err`: it took none, with the earliest
+    /// arrival at a position (every one of them seen).
+    fn fetch_walk<L: LogView + ?Sized, S: FetchSink>(
+        &mut self,
+        start: usize,
+        visible: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        sink: &mut S,
+    ) -> Result<(), SimTime> {
+        let mut budget = self.params.max_poll_records as u64;
+        let mut took_any = false;
+        // The earliest arrival at a position after the fetch, while every one is known
+        // (`all_known`). A fetch that takes nothing knows every one (only a cap forgets
+        // them), and a partition it reads takes a record (its arrival reached `visible`): then
+        // this is the earliest arrival of the records that found nothing new, the poll's
+        // wake-up.
+        let mut earliest = SimTime::MAX;
+        let mut all_known = true;
+        let (entries, seen) = self.poll_loop.owned.with_seen_mut();
+        // The partitions in rotation, from the `start`-th on, wrapping: one loop of as many
+        // steps as partitions (a member's count does not change from fetch to fetch; two
+        // loops split at the rotating start would each end at a different step every time).
+        let (len, mut place) = (entries.len(), start);
+        for _ in 0..len {
+            let (tp, position) = &mut entries[place];
+            let seen = &mut seen[place];
+            let this = place;
+            place = if place + 1 == len { 0 } else { place + 1 };
+            // The arrival at a position never changes: the log is asked once per position (a
+            // partition without one, `NO_POSITION`, is never read; it is `NOT_SEEN`'s offset,
+            // whose arrival never comes).
+            if seen.offset != *position {
+                if *position == NO_POSITION {
+                    continue;
+                }
+                *seen =
+                    positions::Seen { offset: *position, arrival: env.log.arrival(*tp, *position) };
+            }
+            // Usually nothing new: the record at the position arrives later.
+            if seen.arrival > visible {
+                earliest = earliest.min(seen.arrival);
+                continue;
+            }
+            // Only records from the position on matter: read the log from there, and keep the
+            // arrival at the new position for the next fetch.
+            let (end, arrival) = sink.read(env.log, *tp, this, (visible, *position, budget));
+            let take = end.saturating_sub(*position);
+            if take > 0 {
+                sink.took(*tp, this, *position, take as usize);
+                took_any = true;
+                *position += take;
+                budget -= take;
+            }
+            match arrival {
+                Some(arrival) => {
+                    *seen = positions::Seen { offset: end, arrival };
+                    earliest = earliest.min(arrival);
+                }
+                None => all_known = false,
+            }
+            if budget == 0 {
+                all_known = false; // The partitions after this one are not looked at.
+                break;
+            }
+        }
+        let earliest = all_known.then_some(earliest);
+        self.poll_loop.owned.set_earliest(earliest);
+        if took_any {
+            return Ok(());
+        }
+        // Every partition was read and found nothing new: the poll waits for this one.
+        debug_assert!(earliest.is_some(), "a fetch that took nothing knows every arrival");
+        Err(earliest.unwrap_or(SimTime::MAX))
+    }
+}
