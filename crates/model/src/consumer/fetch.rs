@@ -158,51 +158,51 @@ impl Consumer {
         // wake-up.
         let mut earliest = SimTime::MAX;
         let mut all_known = true;
-        let (entries, seen) = self.poll_loop.owned.with_seen_mut();
-        // The partitions in rotation, from the `start`-th on, wrapping: one loop of as many
-        // steps as partitions (a member's count does not change from fetch to fetch; two
-        // loops split at the rotating start would each end at a different step every time).
-        let (len, mut place) = (entries.len(), start);
-        for _ in 0..len {
-            let (tp, position) = &mut entries[place];
-            let seen = &mut seen[place];
-            let this = place;
-            place = if place + 1 == len { 0 } else { place + 1 };
-            // The arrival at a position never changes: the log is asked once per position (a
-            // partition without one, `NO_POSITION`, is never read; it is `NOT_SEEN`'s offset,
-            // whose arrival never comes).
-            if seen.offset != *position {
-                if *position == NO_POSITION {
+        // The partitions in rotation: from the `start`-th on, then those before it, each
+        // half a plain loop (an index loop over the whole rotation checks a bound per
+        // partition: 4.5% more instructions for members of ten partitions, "(7)").
+        let (from, before) = self.poll_loop.owned.rotation_with_seen_mut(start);
+        'halves: for (first_place, (entries, seen)) in [(start, from), (0, before)] {
+            let places = first_place..;
+            for (place, ((tp, position), seen)) in places.zip(entries.iter_mut().zip(seen)) {
+                // The arrival at a position never changes: the log is asked once per
+                // position (a partition without one, `NO_POSITION`, is never read; it is
+                // `NOT_SEEN`'s offset, whose arrival never comes).
+                if seen.offset != *position {
+                    if *position == NO_POSITION {
+                        continue;
+                    }
+                    *seen = positions::Seen {
+                        offset: *position,
+                        arrival: env.log.arrival(*tp, *position),
+                    };
+                }
+                // Usually nothing new: the record at the position arrives later.
+                if seen.arrival > visible {
+                    earliest = earliest.min(seen.arrival);
                     continue;
                 }
-                *seen =
-                    positions::Seen { offset: *position, arrival: env.log.arrival(*tp, *position) };
-            }
-            // Usually nothing new: the record at the position arrives later.
-            if seen.arrival > visible {
-                earliest = earliest.min(seen.arrival);
-                continue;
-            }
-            // Only records from the position on matter: read the log from there, and keep the
-            // arrival at the new position for the next fetch.
-            let (end, arrival) = sink.read(env.log, *tp, this, (visible, *position, budget));
-            let take = end.saturating_sub(*position);
-            if take > 0 {
-                sink.took(*tp, this, *position, take as usize);
-                took_any = true;
-                *position += take;
-                budget -= take;
-            }
-            match arrival {
-                Some(arrival) => {
-                    *seen = positions::Seen { offset: end, arrival };
-                    earliest = earliest.min(arrival);
+                // Only records from the position on matter: read the log from there, and
+                // keep the arrival at the new position for the next fetch.
+                let (end, arrival) = sink.read(env.log, *tp, place, (visible, *position, budget));
+                let take = end.saturating_sub(*position);
+                if take > 0 {
+                    sink.took(*tp, place, *position, take as usize);
+                    took_any = true;
+                    *position += take;
+                    budget -= take;
                 }
-                None => all_known = false,
-            }
-            if budget == 0 {
-                all_known = false; // The partitions after this one are not looked at.
-                break;
+                match arrival {
+                    Some(arrival) => {
+                        *seen = positions::Seen { offset: end, arrival };
+                        earliest = earliest.min(arrival);
+                    }
+                    None => all_known = false,
+                }
+                if budget == 0 {
+                    all_known = false; // The partitions after this one are not looked at.
+                    break 'halves;
+                }
             }
         }
         let earliest = all_known.then_some(earliest);

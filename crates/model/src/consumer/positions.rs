@@ -145,12 +145,15 @@ impl Positions {
         self.entries.iter_mut().map(|e| &mut e.1)
     }
 
-    /// The entries, each with the arrival seen at its position, place by place (a fetch
-    /// walks them in rotation; whatever it changes, the earliest arrival is forgotten).
-    pub(crate) fn with_seen_mut(&mut self) -> (&mut Entries, &mut [Seen]) {
+    /// The entries in rotation from the `start`-th (`start < len`): those from it on, then
+    /// those before it, each with the arrivals seen at their positions, place by place:
+    /// `((from, seen_from), (before, seen_before))`.
+    pub(crate) fn rotation_with_seen_mut(&mut self, start: usize) -> (Rotated<'_>, Rotated<'_>) {
         self.earliest = None;
         debug_assert_eq!(self.entries.len(), self.seen.len(), "one seen per entry");
-        (&mut self.entries, &mut self.seen)
+        let (before, from) = self.entries.split_at_mut(start);
+        let (seen_before, seen_from) = self.seen.split_at_mut(start);
+        ((from, seen_from), (before, seen_before))
     }
 
     /// The earliest arrival at a readable position, if the last fetch saw every one of them
@@ -172,6 +175,9 @@ impl Positions {
         seen.map(|(_, s)| s.arrival).min().unwrap_or(SimTime::MAX)
     }
 }
+
+/// Entries and the arrivals seen at their positions, place by place.
+pub(crate) type Rotated<'a> = (&'a mut Entries, &'a mut [Seen]);
 
 impl<'a> IntoIterator for &'a Positions {
     type Item = (&'a Tp, &'a u64);
@@ -246,20 +252,18 @@ mod tests {
         }
     }
 
-    /// The entries with their seen arrivals, place by place; a change through them is the
-    /// table's, and forgets the earliest arrival.
+    /// The fetch rotation: from the second of three partitions, then the first.
     #[test]
-    fn entries_change_in_place() {
+    fn rotation_starts_at_the_given_place() {
         let mut p = Positions::default();
         p.add_new([(tp(0, 2), 0), (tp(0, 0), 10), (tp(0, 1), 20)]);
-        p.set_earliest(Some(SimTime::MAX));
-        let (entries, seen) = p.with_seen_mut();
-        assert_eq!(entries, &[(tp(0, 0), 10), (tp(0, 1), 20), (tp(0, 2), 0)]);
-        assert_eq!(seen.len(), 3);
-        entries[1].1 = 21;
+        let ((from, seen_from), (before, seen_before)) = p.rotation_with_seen_mut(1);
+        assert_eq!(from, &[(tp(0, 1), 20), (tp(0, 2), 0)]);
+        assert_eq!(before, &[(tp(0, 0), 10)]);
+        assert_eq!((seen_from.len(), seen_before.len()), (2, 1));
+        from[0].1 = 21;
         assert_eq!(p.get(&tp(0, 1)), Some(&21));
         assert!(p.values().copied().eq([10, 21, 0]));
-        assert_eq!(p.earliest(), None);
     }
 
     /// What the fetch saw at a position stays beside its partition when others go, and is
@@ -269,27 +273,27 @@ mod tests {
         let mut p = Positions::default();
         p.add_new([(tp(0, 0), 10), (tp(0, 1), 20), (tp(0, 2), 30)]);
         {
-            let (_, seen) = p.with_seen_mut();
+            let ((_, seen), _) = p.rotation_with_seen_mut(0);
             assert!(seen.iter().all(|s| s.offset == NOT_SEEN.offset));
             for (i, s) in seen.iter_mut().enumerate() {
                 *s = Seen { offset: 10 * (i as u64 + 1), arrival: SimTime::from_millis(i as u64) };
             }
         }
         p.retain(|t| t.partition != 1);
-        let (entries, seen) = p.with_seen_mut();
+        let ((entries, seen), _) = p.rotation_with_seen_mut(0);
         assert_eq!(entries, &[(tp(0, 0), 10), (tp(0, 2), 30)]);
         let kept: Vec<(u64, SimTime)> = seen.iter().map(|s| (s.offset, s.arrival)).collect();
         assert_eq!(kept, [(10, SimTime::ZERO), (30, SimTime::from_millis(2))]);
         p.add_new([(tp(0, 1), 5)]);
-        let (entries, seen) = p.with_seen_mut();
+        let ((entries, seen), _) = p.rotation_with_seen_mut(0);
         assert_eq!(entries, &[(tp(0, 0), 10), (tp(0, 1), 5), (tp(0, 2), 30)]);
         assert!(seen.iter().all(|s| s.offset == NOT_SEEN.offset));
         // Appending in order keeps what was seen.
         let mut q = Positions::default();
         q.add_new([(tp(0, 0), 1)]);
-        q.with_seen_mut().1[0] = Seen { offset: 1, arrival: SimTime::from_millis(9) };
+        q.rotation_with_seen_mut(0).0 .1[0] = Seen { offset: 1, arrival: SimTime::from_millis(9) };
         q.add_new([(tp(0, 4), 2)]);
-        let (_, seen) = q.with_seen_mut();
+        let ((_, seen), _) = q.rotation_with_seen_mut(0);
         assert_eq!((seen[0].offset, seen[1].offset), (1, NOT_SEEN.offset));
         // Equality ignores the cache.
         let mut r = Positions::default();
