@@ -6,7 +6,6 @@
 //! ([`Consumer::fetch_into`]), so a batch that ends within the catch-up is never copied.
 
 use super::{positions, Batch, Consumer, ConsumerEnv, LogView, SpareBatch, NO_POSITION};
-use crate::processing::ProcessingSampler;
 use crate::types::Tp;
 use sim_core::SimTime;
 
@@ -94,7 +93,7 @@ impl Consumer {
         let (start, visible) = self.fetch_start(now)?;
         // A batch of variable processing lists its records' arrivals: copied as the log is
         // read (`LogView::read_into`), instead of looked up again once the batch is known.
-        let listing = !matches!(self.params.processing, ProcessingSampler::Constant(_));
+        let listing = self.lists_records();
         let mut sink = BatchSink::from_spare(&mut self.poll_loop.spare, listing);
         match self.fetch_walk(start, visible, env, &mut sink) {
             Ok(()) => Ok(self.timed_batch(now, sink.parts, sink.arrivals, env)),

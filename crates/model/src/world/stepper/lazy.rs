@@ -264,16 +264,17 @@ impl World<'_, Fast> {
         let into_fold = consumer.lists_records();
         let mut last = None;
         while let Some(step) = *lazy {
-            let polled = match folded.open_poll() {
-                Some((_, polled)) => Some(polled),
-                None => consumer.poll_loop.batch.as_ref().map(|b| b.polled),
+            // The batch in progress is the fold's or the member's.
+            let open = folded.open_poll();
+            let expired = match open {
+                Some((_, polled)) => consumer.poll_deadline(polled) < step.at,
+                None => consumer.poll_timer_expired_by(step.at),
             };
-            let expired = polled.is_some_and(|p| consumer.poll_deadline(p) < step.at);
             if !bound.admits(step.at) || expired {
                 break;
             }
             last = Some(step.at);
-            if let Some((epoch, _)) = folded.open_poll() {
+            if let Some((epoch, _)) = open {
                 debug_assert_eq!(step.timer, ConsumerTimer::BatchDone { epoch });
                 folded.close_batch();
             } else {
