@@ -252,11 +252,13 @@ mod tests {
         }
     }
 
-    /// The fetch rotation: from the second of three partitions, then the first.
+    /// The fetch rotation: from the second of three partitions, then the first. A change
+    /// through it is the table's, and the rotation forgets the earliest arrival.
     #[test]
     fn rotation_starts_at_the_given_place() {
         let mut p = Positions::default();
         p.add_new([(tp(0, 2), 0), (tp(0, 0), 10), (tp(0, 1), 20)]);
+        p.set_earliest(Some(SimTime::MAX));
         let ((from, seen_from), (before, seen_before)) = p.rotation_with_seen_mut(1);
         assert_eq!(from, &[(tp(0, 1), 20), (tp(0, 2), 0)]);
         assert_eq!(before, &[(tp(0, 0), 10)]);
@@ -264,6 +266,7 @@ mod tests {
         from[0].1 = 21;
         assert_eq!(p.get(&tp(0, 1)), Some(&21));
         assert!(p.values().copied().eq([10, 21, 0]));
+        assert_eq!(p.earliest(), None);
     }
 
     /// What the fetch saw at a position stays beside its partition when others go, and is
