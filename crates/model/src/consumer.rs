@@ -1878,6 +1878,73 @@ pub(crate) mod tests {
         }
     }
 
+    /// Partition `p` holds one record per `p + 3` ms: offset `k` arrives at `(k + 1)(p + 3)` ms.
+    struct Staggered;
+
+    impl LogView for Staggered {
+        fn log_end(&mut self, tp: Tp, at: SimTime) -> u64 {
+            at.as_millis() / (u64::from(tp.partition) + 3)
+        }
+        fn arrival(&mut self, tp: Tp, offset: u64) -> SimTime {
+            t((offset + 1) * (u64::from(tp.partition) + 3))
+        }
+    }
+
+    /// A sink that notes what a walk took and reads the log plainly.
+    #[derive(Default, Debug, PartialEq, Eq)]
+    struct Noted(Vec<(Tp, usize, u64, usize)>);
+
+    impl FetchSink for Noted {
+        fn read<L: LogView + ?Sized>(
+            &mut self,
+            log: &mut L,
+            tp: Tp,
+            _place: usize,
+            (at, known, max): (SimTime, u64, u64),
+        ) -> (u64, Option<SimTime>) {
+            log.read_from(tp, at, known, max)
+        }
+        fn took(&mut self, tp: Tp, place: usize, first: u64, count: usize) {
+            self.0.push((tp, place, first, count));
+        }
+    }
+
+    proptest::proptest! {
+        /// The masked walk of a few partitions takes what the walk in rotation takes: the
+        /// same parts in the same order, the same positions after, the same answer (the
+        /// earliest arrival when nothing was taken) and the same earliest arrival known,
+        /// from any positions (some without one), rotation start, `max.poll.records` and time.
+        #[test]
+        fn the_masked_walk_takes_what_the_walk_in_rotation_takes(
+            positions in proptest::collection::vec(proptest::option::weighted(0.9, 0u64..40), 1..9),
+            start in 0usize..8,
+            max_poll_records in 1u32..40,
+            at_ms in 0u64..200,
+            walks in 1usize..4,
+        ) {
+            let mut rig = Rig::new(RebalanceMode::Eager, AssignorName::Range);
+            rig.consumer.params.max_poll_records = max_poll_records;
+            rig.stable((0..positions.len() as u32).map(tp).collect());
+            rig.consumer.poll_loop.batch = None;
+            let owned = rig.consumer.poll_loop.owned.values_mut();
+            owned.zip(&positions).for_each(|(p, s)| *p = s.unwrap_or(NO_POSITION));
+            let (mut masked, mut rotation) = (rig.consumer.clone(), rig.consumer.clone());
+            let start = start % positions.len();
+            for walk in 0..walks {
+                let at = t(at_ms + 7 * walk as u64);
+                let mut env = ConsumerEnv { log: &mut Staggered, rng: &mut rig.rng, assignor_rng: &mut rig.assignor_rng, topics: &rig.topics };
+                let (mut a, mut b) = (Noted::default(), Noted::default());
+                let got = masked.fetch_walk_masked(start, at, &mut env, &mut a);
+                let want = rotation.fetch_walk_in_rotation(start, at, &mut env, &mut b);
+                proptest::prop_assert_eq!(got, want);
+                proptest::prop_assert_eq!(&a, &b);
+                let (got, want) = (&masked.poll_loop.owned, &rotation.poll_loop.owned);
+                proptest::prop_assert!(got.iter().eq(want.iter()));
+                proptest::prop_assert_eq!(got.earliest(), want.earliest());
+            }
+        }
+    }
+
     /// The 10 ms log, counting the questions a fetch asks it.
     #[derive(Default)]
     struct Counted {

@@ -9,6 +9,10 @@ use super::{positions, Batch, Consumer, ConsumerEnv, LogView, SpareBatch, NO_POS
 use crate::types::Tp;
 use sim_core::SimTime;
 
+/// Owned partitions up to which a fetch walks them with a mask, one bit each
+/// ([`Consumer::fetch_walk_masked`]).
+const MASKED_WALK_MAX: usize = u64::BITS as usize;
+
 /// Where a fetch puts the records it takes, part by part in batch order.
 pub(crate) trait FetchSink {
     /// Reads `tp` (at `place` in the owned order) from position `known` at `at`, taking at
@@ -142,6 +146,99 @@ impl Consumer {
     /// records arrived by `visible` into `sink`. `Err`: it took none, with the earliest
     /// arrival at a position (every one of them seen).
     fn fetch_walk<L: LogView + ?Sized, S: FetchSink>(
+        &mut self,
+        start: usize,
+        visible: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        sink: &mut S,
+    ) -> Result<(), SimTime> {
+        if self.poll_loop.owned.len() <= MASKED_WALK_MAX {
+            return self.fetch_walk_masked(start, visible, env, sink);
+        }
+        self.fetch_walk_in_rotation(start, visible, env, sink)
+    }
+
+    /// [`Consumer::fetch_walk`] of a member with at most [`MASKED_WALK_MAX`] partitions, in
+    /// two passes. The first looks at every partition in place order and notes, in one bit
+    /// each, whether the record at its position arrived by `visible` (and the earliest
+    /// arrival of those whose record did not), without a branch on it; the second reads the
+    /// partitions whose bit is set, in rotation order from the `start`-th. Which partitions
+    /// have a record varies from poll to poll: a branch on it per partition, and the exits
+    /// of the rotation's two loops, were the most mispredicted branches of a stochastic run
+    /// (docs/performance.md, "(9)"). Takes what [`Consumer::fetch_walk_in_rotation`] takes:
+    /// the same reads in the same order; a partition's arrival is asked before any read
+    /// instead of just before its own (each partition's log is its own).
+    pub(super) fn fetch_walk_masked<L: LogView + ?Sized, S: FetchSink>(
+        &mut self,
+        start: usize,
+        visible: SimTime,
+        env: &mut ConsumerEnv<'_, L>,
+        sink: &mut S,
+    ) -> Result<(), SimTime> {
+        let (entries, seen) = self.poll_loop.owned.with_seen_mut();
+        let count = entries.len();
+        debug_assert!(start < count && count <= MASKED_WALK_MAX, "{start} of {count}");
+        let mut news = 0u64;
+        let mut earliest = SimTime::MAX;
+        for (place, ((tp, position), seen)) in entries.iter().zip(seen.iter_mut()).enumerate() {
+            // The arrival at a position never changes: the log is asked once per position (a
+            // partition without one, `NO_POSITION`, is never read: `NOT_SEEN`, whose offset
+            // it is and whose arrival never comes).
+            if seen.offset != *position {
+                *seen = match *position {
+                    NO_POSITION => positions::NOT_SEEN,
+                    position => positions::Seen {
+                        offset: position,
+                        arrival: env.log.arrival(*tp, position),
+                    },
+                };
+            }
+            let arrived = seen.arrival <= visible;
+            news |= u64::from(arrived) << place;
+            earliest = earliest.min(if arrived { SimTime::MAX } else { seen.arrival });
+        }
+        if news == 0 {
+            // Nothing new anywhere: the poll waits for the earliest arrival (every one seen).
+            self.poll_loop.owned.set_earliest(Some(earliest));
+            return Err(earliest);
+        }
+        let mut budget = self.params.max_poll_records as u64;
+        let mut all_known = true;
+        // Bit `k` of `rotated` is the partition `k` places after the `start`-th, wrapping.
+        let in_range = u64::MAX >> (u64::BITS as usize - count);
+        let mut rotated = ((news >> start) | news.wrapping_shl((count - start) as u32)) & in_range;
+        while rotated != 0 {
+            let after = rotated.trailing_zeros() as usize;
+            rotated &= rotated - 1;
+            let place = if start + after >= count { start + after - count } else { start + after };
+            let (tp, position) = &mut entries[place];
+            // Only records from the position on matter: read the log from there, and keep
+            // the arrival at the new position for the next fetch.
+            let (end, arrival) = sink.read(env.log, *tp, place, (visible, *position, budget));
+            let take = end - *position;
+            debug_assert!(take > 0, "the record at the position arrived");
+            sink.took(*tp, place, *position, take as usize);
+            *position = end;
+            budget -= take;
+            match arrival {
+                Some(arrival) => {
+                    seen[place] = positions::Seen { offset: end, arrival };
+                    earliest = earliest.min(arrival);
+                }
+                None => all_known = false,
+            }
+            if budget == 0 {
+                all_known = false; // The partitions after this one are not read.
+                break;
+            }
+        }
+        self.poll_loop.owned.set_earliest(all_known.then_some(earliest));
+        Ok(())
+    }
+
+    /// [`Consumer::fetch_walk`] of a member with more than [`MASKED_WALK_MAX`] partitions:
+    /// one partition after the other in rotation order.
+    pub(super) fn fetch_walk_in_rotation<L: LogView + ?Sized, S: FetchSink>(
         &mut self,
         start: usize,
         visible: SimTime,

@@ -156,6 +156,14 @@ impl Positions {
         ((from, seen_from), (before, seen_before))
     }
 
+    /// The entries and the arrivals seen at their positions, place by place (a fetch's walk
+    /// of a few partitions, `fetch.rs`); like any change, it forgets the earliest arrival.
+    pub(crate) fn with_seen_mut(&mut self) -> Rotated<'_> {
+        self.earliest = None;
+        debug_assert_eq!(self.entries.len(), self.seen.len(), "one seen per entry");
+        (&mut self.entries, &mut self.seen)
+    }
+
     /// The earliest arrival at a readable position, if the last fetch saw every one of them
     /// and nothing changed since ([`Positions::set_earliest`]).
     pub(crate) fn earliest(&self) -> Option<SimTime> {
