@@ -27,12 +27,13 @@
 
 use crate::invariants::{assert_holds, first_broken, require, Broken, Fact};
 use crate::observe::MemberState;
-use crate::processing::ProcessingSampler;
+use crate::processing::{Listing, ProcessingSampler};
 use crate::protocols::classic::metadata::TopicMetadata;
 use crate::records::RecordTimes;
 use crate::types::{
     Conn, JoinOk, MemberId, Outbox, ProtocolError, SyncOk, ToCoordinator, ToMember, Tp,
 };
+use crate::workload::ArrivalList;
 use assignors::{AssignorName, Topic};
 use scenario::{Client, CommitPolicy, OffsetReset};
 use sim_core::{SimRng, SimTime};
@@ -157,6 +158,16 @@ pub trait LogView {
         let read = self.read_from(tp, at, known, max);
         self.arrivals_into(tp, known, read.0 - known, out);
         read
+    }
+    /// [`LogView::read_into`] whose records are listed in `listing`, each with its processing
+    /// drawn as it is listed.
+    fn read_listing(
+        &mut self,
+        tp: Tp,
+        span: (SimTime, u64, u64),
+        listing: &mut Listing<'_>,
+    ) -> (u64, Option<SimTime>) {
+        listing.append_with(|list| self.read_into(tp, span, list))
     }
 }
 
@@ -1932,10 +1943,9 @@ pub(crate) mod tests {
             let start = start % positions.len();
             for walk in 0..walks {
                 let at = t(at_ms + 7 * walk as u64);
-                let mut env = ConsumerEnv { log: &mut Staggered, rng: &mut rig.rng, assignor_rng: &mut rig.assignor_rng, topics: &rig.topics };
                 let (mut a, mut b) = (Noted::default(), Noted::default());
-                let got = masked.fetch_walk_masked(start, at, &mut env, &mut a);
-                let want = rotation.fetch_walk_in_rotation(start, at, &mut env, &mut b);
+                let got = masked.fetch_walk_masked(start, at, &mut Staggered, &mut a);
+                let want = rotation.fetch_walk_in_rotation(start, at, &mut Staggered, &mut b);
                 proptest::prop_assert_eq!(got, want);
                 proptest::prop_assert_eq!(&a, &b);
                 let (got, want) = (&masked.poll_loop.owned, &rotation.poll_loop.owned);

@@ -50,6 +50,57 @@ impl ProcessingSampler {
     }
 }
 
+/// A fetch's records listed as a log's read takes them, each with the end of its processing
+/// drawn as it is listed: record by record in the order taken, from the member's stream, one
+/// after the other from `end` (as `Consumer::timed_batch` draws a batch's, after the fetch:
+/// the log's reads draw from the partitions' own streams, so the interleaving changes no
+/// value). Listing and drawing in one loop spares a second loop over each part's records
+/// (fast stepping's folded catch-ups, `world/stepper/fold.rs`).
+pub struct Listing<'a> {
+    /// The arrivals of the records listed.
+    pub arrivals: &'a mut Vec<SimTime>,
+    /// The ends of their processing.
+    pub ends: &'a mut Vec<SimTime>,
+    /// The end of the last record's processing (the poll's time before the first).
+    pub end: SimTime,
+    /// The member's processing times.
+    pub processing: &'a ProcessingSampler,
+    /// The member's stream.
+    pub rng: &'a mut SimRng,
+}
+
+impl Listing<'_> {
+    /// Draws the ends of the records listed from `from` on (their arrivals are listed).
+    fn draw_ends_from(&mut self, from: usize) {
+        let listed = self.arrivals.len() - from;
+        self.ends.reserve(listed);
+        for _ in 0..listed {
+            self.end += self.processing.sample(self.rng);
+            self.ends.push(self.end);
+        }
+    }
+}
+
+impl crate::workload::ArrivalList for Listing<'_> {
+    #[inline]
+    fn reserve(&mut self, additional: usize) {
+        self.arrivals.reserve(additional);
+        self.ends.reserve(additional);
+    }
+    #[inline]
+    fn push(&mut self, arrival: SimTime) {
+        self.arrivals.push(arrival);
+        self.end += self.processing.sample(self.rng);
+        self.ends.push(self.end);
+    }
+    fn append_with<R>(&mut self, append: impl FnOnce(&mut Vec<SimTime>) -> R) -> R {
+        let from = self.arrivals.len();
+        let given = append(self.arrivals);
+        self.draw_ends_from(from);
+        given
+    }
+}
+
 /// `(mu, sigma)` of the lognormal with this mean and 99th percentile (both in ns).
 pub fn lognormal_params(mean_ns: f64, p99_ns: f64) -> (f64, f64) {
     let log_ratio = (p99_ns / mean_ns).ln().max(0.0);

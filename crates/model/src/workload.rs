@@ -13,6 +13,33 @@ mod poisson;
 use poisson::PoissonArrivals;
 use sim_core::{SimRng, SimTime};
 
+/// Where a read of a log lists the arrivals of the records it takes
+/// ([`PartitionLog::read_into`]): a plain list, or a fetch's list that draws each record's
+/// processing as it lists it (`processing::Listing`).
+pub trait ArrivalList {
+    /// Room for `additional` more.
+    fn reserve(&mut self, additional: usize);
+    /// The next record's arrival.
+    fn push(&mut self, arrival: SimTime);
+    /// Appends what `append` appends to a plain list, and gives what it gives.
+    fn append_with<R>(&mut self, append: impl FnOnce(&mut Vec<SimTime>) -> R) -> R;
+}
+
+impl ArrivalList for Vec<SimTime> {
+    #[inline]
+    fn reserve(&mut self, additional: usize) {
+        Vec::reserve(self, additional);
+    }
+    #[inline]
+    fn push(&mut self, arrival: SimTime) {
+        Vec::push(self, arrival);
+    }
+    #[inline]
+    fn append_with<R>(&mut self, append: impl FnOnce(&mut Vec<SimTime>) -> R) -> R {
+        append(self)
+    }
+}
+
 /// How one partition's records arrive.
 #[derive(Clone, Debug)]
 enum Process {
@@ -156,12 +183,12 @@ impl PartitionLog {
     /// `out` (`LogView::read_into`): a Poisson reader of the held times copies them as it
     /// walks them.
     #[inline]
-    pub fn read_into(
+    pub fn read_into<A: ArrivalList>(
         &mut self,
         at: SimTime,
         known: u64,
         max: u64,
-        out: &mut Vec<SimTime>,
+        out: &mut A,
     ) -> (u64, Option<SimTime>) {
         if let Process::Poisson(poisson) = &self.process {
             if let Some(read) = poisson.read_held_into(at, known, max, out) {
@@ -169,7 +196,7 @@ impl PartitionLog {
             }
         }
         let read = self.read_from(at, known, max);
-        self.arrivals_into(known, read.0 - known, out);
+        out.append_with(|list| self.arrivals_into(known, read.0 - known, list));
         read
     }
 
@@ -399,10 +426,53 @@ mod tests {
                             .chain((known..capped).map(|k| reference.arrival(k)))
                             .collect();
                         assert_eq!(listed, expected, "at {ms} ms from {known}, max {max}");
+                        // The same read through a fetch's listing: the same arrivals, each
+                        // with its processing's end drawn in order after the last end.
+                        let read = listing_read(&mut log, (at, known, max), &expected[1..]);
+                        assert_eq!(read, (capped, arrival), "listing: at {ms} ms from {known}");
                     }
                 }
             }
         }
+    }
+
+    /// Reads `span` of `log` through a [`Listing`](crate::processing::Listing) whose lists
+    /// hold one record already, and checks that it listed `arrivals` after it, each with its
+    /// end: the last end plus a processing time drawn in order from the same stream.
+    fn listing_read(
+        log: &mut PartitionLog,
+        (at, known, max): (SimTime, u64, u64),
+        arrivals: &[SimTime],
+    ) -> (u64, Option<SimTime>) {
+        use crate::processing::{Listing, ProcessingSampler};
+        let processing = ProcessingSampler::new(&scenario::Processing::Lognormal {
+            mean: SimTime::from_millis(1),
+            p99: SimTime::from_millis(6),
+        });
+        let (mut rng, mut reference_rng) =
+            (RngStreams::new(5).stream("m"), RngStreams::new(5).stream("m"));
+        let (mut listed, mut ends) = (vec![SimTime::ZERO], vec![SimTime::from_secs(1)]);
+        let mut listing = Listing {
+            arrivals: &mut listed,
+            ends: &mut ends,
+            end: SimTime::from_secs(1),
+            processing: &processing,
+            rng: &mut rng,
+        };
+        let read = log.read_into(at, known, max, &mut listing);
+        let end = listing.end;
+        let mut expected_end = SimTime::from_secs(1);
+        let expected_ends: Vec<SimTime> = std::iter::once(expected_end)
+            .chain(arrivals.iter().map(|_| {
+                expected_end += processing.sample(&mut reference_rng);
+                expected_end
+            }))
+            .collect();
+        assert_eq!(listed[1..], *arrivals, "listed arrivals at {at:?} from {known}, max {max}");
+        assert_eq!(ends, expected_ends, "ends at {at:?} from {known}, max {max}");
+        assert_eq!(end, *expected_ends.last().expect("one end at least"));
+        assert_eq!(rng, reference_rng, "one draw a record");
+        read
     }
 
     /// The integer path of an exactly spaced log gives the floating-point formula's times and

@@ -17,7 +17,7 @@ use crate::consumer::{
 };
 use crate::observe::{AccessRef, MemberState, Observation, Observer, PartState};
 use crate::ownership::{self, Books, CatchUp};
-use crate::processing::ProcessingSampler;
+use crate::processing::{Listing, ProcessingSampler};
 use crate::protocols::assigned::world::ExtEv;
 use crate::protocols::classic::coordinator::{CoordInput, CoordTimer};
 use crate::protocols::classic::metadata::TopicMetadata;
@@ -207,6 +207,14 @@ impl LogView for Logs {
         out: &mut Vec<SimTime>,
     ) -> (u64, Option<SimTime>) {
         self.log(tp).read_into(at, known, max, out)
+    }
+    fn read_listing(
+        &mut self,
+        tp: Tp,
+        (at, known, max): (SimTime, u64, u64),
+        listing: &mut Listing<'_>,
+    ) -> (u64, Option<SimTime>) {
+        self.log(tp).read_into(at, known, max, listing)
     }
 }
 

@@ -99,7 +99,7 @@ impl Consumer {
         // read (`LogView::read_into`), instead of looked up again once the batch is known.
         let listing = self.lists_records();
         let mut sink = BatchSink::from_spare(&mut self.poll_loop.spare, listing);
-        match self.fetch_walk(start, visible, env, &mut sink) {
+        match self.fetch_walk(start, visible, env.log, &mut sink) {
             Ok(()) => Ok(self.timed_batch(now, sink.parts, sink.arrivals, env)),
             Err(first_unseen) => {
                 sink.give_back(&mut self.poll_loop.spare);
@@ -114,11 +114,11 @@ impl Consumer {
     pub(crate) fn fetch_into<L: LogView + ?Sized, S: FetchSink>(
         &mut self,
         now: SimTime,
-        env: &mut ConsumerEnv<'_, L>,
+        log: &mut L,
         sink: &mut S,
     ) -> Result<(), SimTime> {
         let (start, visible) = self.fetch_start(now)?;
-        self.fetch_walk(start, visible, env, sink)
+        self.fetch_walk(start, visible, log, sink)
     }
 
     /// The start of a fetch at `now`: the rotation moves on; gives the partition to start from
@@ -149,13 +149,13 @@ impl Consumer {
         &mut self,
         start: usize,
         visible: SimTime,
-        env: &mut ConsumerEnv<'_, L>,
+        log: &mut L,
         sink: &mut S,
     ) -> Result<(), SimTime> {
         if self.poll_loop.owned.len() <= MASKED_WALK_MAX {
-            return self.fetch_walk_masked(start, visible, env, sink);
+            return self.fetch_walk_masked(start, visible, log, sink);
         }
-        self.fetch_walk_in_rotation(start, visible, env, sink)
+        self.fetch_walk_in_rotation(start, visible, log, sink)
     }
 
     /// [`Consumer::fetch_walk`] of a member with at most [`MASKED_WALK_MAX`] partitions, in
@@ -172,7 +172,7 @@ impl Consumer {
         &mut self,
         start: usize,
         visible: SimTime,
-        env: &mut ConsumerEnv<'_, L>,
+        log: &mut L,
         sink: &mut S,
     ) -> Result<(), SimTime> {
         let (entries, seen) = self.poll_loop.owned.with_seen_mut();
@@ -187,10 +187,9 @@ impl Consumer {
             if seen.offset != *position {
                 *seen = match *position {
                     NO_POSITION => positions::NOT_SEEN,
-                    position => positions::Seen {
-                        offset: position,
-                        arrival: env.log.arrival(*tp, position),
-                    },
+                    position => {
+                        positions::Seen { offset: position, arrival: log.arrival(*tp, position) }
+                    }
                 };
             }
             let arrived = seen.arrival <= visible;
@@ -214,7 +213,7 @@ impl Consumer {
             let (tp, position) = &mut entries[place];
             // Only records from the position on matter: read the log from there, and keep
             // the arrival at the new position for the next fetch.
-            let (end, arrival) = sink.read(env.log, *tp, place, (visible, *position, budget));
+            let (end, arrival) = sink.read(log, *tp, place, (visible, *position, budget));
             let take = end - *position;
             debug_assert!(take > 0, "the record at the position arrived");
             sink.took(*tp, place, *position, take as usize);
@@ -242,7 +241,7 @@ impl Consumer {
         &mut self,
         start: usize,
         visible: SimTime,
-        env: &mut ConsumerEnv<'_, L>,
+        log: &mut L,
         sink: &mut S,
     ) -> Result<(), SimTime> {
         let mut budget = self.params.max_poll_records as u64;
@@ -268,10 +267,8 @@ impl Consumer {
                     if *position == NO_POSITION {
                         continue;
                     }
-                    *seen = positions::Seen {
-                        offset: *position,
-                        arrival: env.log.arrival(*tp, *position),
-                    };
+                    *seen =
+                        positions::Seen { offset: *position, arrival: log.arrival(*tp, *position) };
                 }
                 // Usually nothing new: the record at the position arrives later.
                 if seen.arrival > visible {
@@ -280,7 +277,7 @@ impl Consumer {
                 }
                 // Only records from the position on matter: read the log from there, and
                 // keep the arrival at the new position for the next fetch.
-                let (end, arrival) = sink.read(env.log, *tp, place, (visible, *position, budget));
+                let (end, arrival) = sink.read(log, *tp, place, (visible, *position, budget));
                 let take = end.saturating_sub(*position);
                 if take > 0 {
                     sink.took(*tp, place, *position, take as usize);

@@ -130,20 +130,21 @@ impl Consumer {
 impl Consumer {
     /// [`Consumer::quiet_poll`] whose records go to `sink` (fast stepping's folded catch-up,
     /// `world/stepper/fold.rs`) instead of a batch of the member's own. `Ok(epoch)` when it
-    /// took records: the batch in progress of poll `epoch` is the caller's, which draws their
-    /// processing times from the member's stream as [`Consumer::timed_batch`] would
-    /// ([`Consumer::processing`]) and gives it back before anything else reads the member.
+    /// took records: the batch in progress of poll `epoch` is the caller's, whose sink draws
+    /// their processing times from the member's stream as [`Consumer::timed_batch`] would
+    /// ([`Consumer::processing`], `processing::Listing`), and which gives it back before
+    /// anything else reads the member.
     /// `Err`: the poll waits, with its wake-up.
     pub(crate) fn quiet_poll_into<L: LogView + ?Sized, S: FetchSink>(
         &mut self,
         now: SimTime,
-        env: &mut ConsumerEnv<'_, L>,
+        log: &mut L,
         sink: &mut S,
     ) -> Result<u64, (ConsumerTimer, SimTime)> {
         debug_assert!(now < self.loud_at(), "a quiet poll at or after the auto-commit");
         debug_assert!(self.poll_loop.batch.is_none(), "a quiet poll with a batch in progress");
         self.poll_loop.begin_poll(now);
-        match self.fetch_into(now, env, sink) {
+        match self.fetch_into(now, log, sink) {
             Ok(()) => Ok(self.poll_loop.epoch),
             Err(first_unseen) => Err(self.wait_for_records(now, first_unseen)),
         }

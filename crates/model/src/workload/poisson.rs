@@ -265,12 +265,12 @@ impl PoissonArrivals {
     /// [`Self::read_held`] that also appends the arrivals of the offsets read to `out`
     /// (`LogView::read_into`; nothing is appended when it gives `None`).
     #[inline]
-    pub(crate) fn read_held_into(
+    pub(crate) fn read_held_into<A: super::ArrivalList>(
         &self,
         at: SimTime,
         known: u64,
         max: u64,
-        out: &mut Vec<SimTime>,
+        out: &mut A,
     ) -> Option<(u64, Option<SimTime>)> {
         let (from, read) = self.read_held_span(at, known, max)?;
         let taken = (read.0 - known) as usize;

@@ -10,9 +10,10 @@
 //! catch-up gives them every [`FOLD_RECORDS`] records or so, after the step that reached it:
 //! what holds for its end holds between any two of its steps). When processing times vary
 //! (each record's times are listed), the catch-up's fetches write their records here as they
-//! take them ([`FetchSink`]): the batch in progress lives at the ends of its partitions' lists
-//! until it ends, and one still in progress when the catch-up stops goes back to the member
-//! ([`FoldedReports::reopen_into`]); a batch that ends within one catch-up is never copied.
+//! take them, each with the end of its processing drawn as it is listed ([`FoldingPoll`]): the
+//! batch in progress lives at the ends of its partitions' lists until it ends, and one still in
+//! progress when the catch-up stops goes back to the member ([`FoldedReports::reopen_into`]); a
+//! batch that ends within one catch-up is never copied.
 //!
 //! The same outputs, because of what reads the reports:
 //! - Between the steps of one catch-up nothing else runs, so no other report and no reader of
@@ -31,7 +32,7 @@
 //!   change during a catch-up.
 
 use crate::consumer::{Batch, BatchTimes, FetchSink, LogView, PollLoop};
-use crate::processing::ProcessingSampler;
+use crate::processing::{Listing, ProcessingSampler};
 use crate::records::RecordTimes;
 use assignors::Tp;
 use sim_core::{SimRng, SimTime};
@@ -110,27 +111,6 @@ impl FoldedReports {
             index += count;
         }
         self.held += index;
-    }
-
-    /// Draws the processing times of the records a fetch just put here (the batch of a poll
-    /// at `now`), record by record in batch order from `rng`, as `Consumer::timed_batch`
-    /// draws a batch's; gives the batch's end.
-    pub(in crate::world) fn draw_ends(
-        &mut self,
-        now: SimTime,
-        processing: &ProcessingSampler,
-        rng: &mut SimRng,
-    ) -> SimTime {
-        let mut t = now;
-        for &(_, place, _, count) in &self.open.parts {
-            let ends = &mut self.parts[place].ends;
-            ends.reserve(count);
-            for _ in 0..count {
-                t += processing.sample(rng);
-                ends.push(t);
-            }
-        }
-        t
     }
 
     /// The records the last fetch put here are the batch of poll `epoch`, polled at
@@ -240,9 +220,37 @@ impl FoldedReports {
     }
 }
 
-/// A catch-up's fetch puts its records' arrivals straight into their partitions' lists (and
-/// [`FoldedReports::draw_ends`] their ends): the records of the batch in progress.
-impl FetchSink for FoldedReports {
+/// One poll of a catch-up whose fetch puts its records straight into their partitions'
+/// lists in the fold, each with the end of its processing drawn as it is listed (in batch
+/// order from the member's stream, one after the other from the poll's time, as
+/// `Consumer::timed_batch` draws a batch's: `processing::Listing`): the records of the batch
+/// in progress.
+pub(in crate::world) struct FoldingPoll<'a> {
+    folded: &'a mut FoldedReports,
+    processing: &'a ProcessingSampler,
+    rng: &'a mut SimRng,
+    /// The end of the last record's processing (the poll's time before the first).
+    end: SimTime,
+}
+
+impl<'a> FoldingPoll<'a> {
+    /// The poll at `now` of a member drawing from `processing` and `rng`.
+    pub(in crate::world) fn new(
+        folded: &'a mut FoldedReports,
+        processing: &'a ProcessingSampler,
+        rng: &'a mut SimRng,
+        now: SimTime,
+    ) -> FoldingPoll<'a> {
+        FoldingPoll { folded, processing, rng, end: now }
+    }
+
+    /// The end of the batch the poll took (the poll's time if it took nothing).
+    pub(in crate::world) fn end(&self) -> SimTime {
+        self.end
+    }
+}
+
+impl FetchSink for FoldingPoll<'_> {
     #[inline]
     fn read<L: LogView + ?Sized>(
         &mut self,
@@ -251,13 +259,23 @@ impl FetchSink for FoldedReports {
         place: usize,
         span: (SimTime, u64, u64),
     ) -> (u64, Option<SimTime>) {
-        log.read_into(tp, span, &mut self.parts[place].arrivals)
+        let part = &mut self.folded.parts[place];
+        let mut listing = Listing {
+            arrivals: &mut part.arrivals,
+            ends: &mut part.ends,
+            end: self.end,
+            processing: self.processing,
+            rng: self.rng,
+        };
+        let read = log.read_listing(tp, span, &mut listing);
+        self.end = listing.end;
+        read
     }
 
     #[inline]
     fn took(&mut self, tp: Tp, place: usize, first: u64, count: usize) {
-        self.touch(tp, place, first, count);
-        self.open.parts.push((tp, place, first, count));
+        self.folded.touch(tp, place, first, count);
+        self.folded.open.parts.push((tp, place, first, count));
     }
 }
 
@@ -370,19 +388,21 @@ mod tests {
         let processing = ProcessingSampler::Constant(ms(1));
         let mut rng = sim_core::RngStreams::new(1).stream("member");
         folded.begin(2);
-        assert_eq!(folded.read(&mut TenMs, tp(3), 1, (ms(35), 1, 500)), (3, Some(ms(40))));
-        folded.took(tp(3), 1, 1, 2);
-        assert_eq!(folded.draw_ends(ms(40), &processing, &mut rng), ms(42));
+        let mut poll = FoldingPoll::new(&mut folded, &processing, &mut rng, ms(40));
+        assert_eq!(poll.read(&mut TenMs, tp(3), 1, (ms(35), 1, 500)), (3, Some(ms(40))));
+        poll.took(tp(3), 1, 1, 2);
+        assert_eq!(poll.end(), ms(42));
         folded.open_batch(7, ms(40), ms(42));
         assert_eq!(folded.open_poll(), Some((7, ms(40))));
         folded.close_batch();
         assert_eq!(folded.open_poll(), None);
         assert_eq!(folded.held, 2, "a finished batch is held");
-        assert_eq!(folded.read(&mut TenMs, tp(5), 0, (ms(45), 0, 498)), (4, Some(ms(50))));
-        folded.took(tp(5), 0, 0, 4);
-        assert_eq!(folded.read(&mut TenMs, tp(3), 1, (ms(45), 3, 494)), (4, Some(ms(50))));
-        folded.took(tp(3), 1, 3, 1);
-        assert_eq!(folded.draw_ends(ms(50), &processing, &mut rng), ms(55));
+        let mut poll = FoldingPoll::new(&mut folded, &processing, &mut rng, ms(50));
+        assert_eq!(poll.read(&mut TenMs, tp(5), 0, (ms(45), 0, 498)), (4, Some(ms(50))));
+        poll.took(tp(5), 0, 0, 4);
+        assert_eq!(poll.read(&mut TenMs, tp(3), 1, (ms(45), 3, 494)), (4, Some(ms(50))));
+        poll.took(tp(3), 1, 3, 1);
+        assert_eq!(poll.end(), ms(55));
         folded.open_batch(8, ms(50), ms(55));
         assert_eq!(folded.held, 2, "a batch in progress is not held");
         let mut poll_loop = PollLoop::default();

@@ -23,6 +23,7 @@
 //! of its poll, at the end of each catch-up) is always in the queue before it can expire.
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
+use super::fold::FoldingPoll;
 use super::Fast;
 use crate::consumer::{
     Batch, Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerTimer, QuietStep,
@@ -256,7 +257,9 @@ impl World<'_, Fast> {
         let World { slots, logs, assignor_rng, topics, stepper, .. } = self;
         let s = &mut slots[slot];
         let consumer = s.consumer.as_mut()?;
-        let mut env = ConsumerEnv { log: logs, rng: &mut s.rng, assignor_rng, topics };
+        let rng = &mut s.rng;
+        // The member's sampler, lent to each poll's sink while the member fetches.
+        let processing = consumer.processing().clone();
         let Fast { slots: stepper_slots, folded, .. } = stepper;
         let lazy = &mut stepper_slots[slot].lazy;
         // Listed records go straight into the fold: a batch that ends within the catch-up
@@ -295,15 +298,18 @@ impl World<'_, Fast> {
                 }
             }
             let (timer, at) = if into_fold {
-                match consumer.quiet_poll_into(step.at, &mut env, folded) {
+                let mut poll = FoldingPoll::new(folded, &processing, rng, step.at);
+                match consumer.quiet_poll_into(step.at, &mut *logs, &mut poll) {
                     Ok(epoch) => {
-                        let end = folded.draw_ends(step.at, consumer.processing(), env.rng);
+                        let end = poll.end();
                         folded.open_batch(epoch, step.at, end);
                         (ConsumerTimer::BatchDone { epoch }, end)
                     }
                     Err(wait) => wait,
                 }
             } else {
+                let log = &mut *logs;
+                let mut env = ConsumerEnv { log, rng, assignor_rng, topics };
                 consumer.quiet_poll(step.at, &mut env)
             };
             *lazy = Some(LazyStep { at, timer, armed: step.at });
