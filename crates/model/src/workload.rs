@@ -416,11 +416,13 @@ mod tests {
                     for max in [1, 2, 7, 40, 500] {
                         let capped = reference.log_end_from(at, known).min(known + max);
                         let arrival = (capped < known + max).then(|| reference.arrival(capped));
+                        // Each read of a log as it was before the first (not drawn past `at`).
+                        let (mut into_log, mut listing_log) = (log.clone(), log.clone());
                         let read = log.read_from(at, known, max);
                         assert_eq!(read, (capped, arrival), "at {ms} ms from {known}, max {max}");
                         // The same read, appending the arrivals of the offsets it read.
                         let mut listed = vec![SimTime::MAX];
-                        let read = log.read_into(at, known, max, &mut listed);
+                        let read = into_log.read_into(at, known, max, &mut listed);
                         assert_eq!(read, (capped, arrival), "into: at {ms} ms from {known}");
                         let expected: Vec<SimTime> = std::iter::once(SimTime::MAX)
                             .chain((known..capped).map(|k| reference.arrival(k)))
@@ -428,7 +430,7 @@ mod tests {
                         assert_eq!(listed, expected, "at {ms} ms from {known}, max {max}");
                         // The same read through a fetch's listing: the same arrivals, each
                         // with its processing's end drawn in order after the last end.
-                        let read = listing_read(&mut log, (at, known, max), &expected[1..]);
+                        let read = listing_read(&mut listing_log, (at, known, max), &expected[1..]);
                         assert_eq!(read, (capped, arrival), "listing: at {ms} ms from {known}");
                     }
                 }

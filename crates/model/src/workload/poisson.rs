@@ -263,7 +263,10 @@ impl PoissonArrivals {
     }
 
     /// [`Self::read_held`] that also appends the arrivals of the offsets read to `out`
-    /// (`LogView::read_into`; nothing is appended when it gives `None`).
+    /// (`LogView::read_into`; nothing is appended when it gives `None`). Each time looked at
+    /// is listed as it is found arrived, in the same loop: a reader that keeps up takes a
+    /// record or two, and a second loop over them would end at a count that varies from
+    /// read to read (a mispredicted branch each, "(9)" in docs/performance.md).
     #[inline]
     pub(crate) fn read_held_into<A: super::ArrivalList>(
         &self,
@@ -272,15 +275,36 @@ impl PoissonArrivals {
         max: u64,
         out: &mut A,
     ) -> Option<(u64, Option<SimTime>)> {
-        let (from, read) = self.read_held_span(at, known, max)?;
-        let taken = (read.0 - known) as usize;
-        // Pushed one by one: a reader that keeps up takes a record or two, which a `memcpy`
-        // call (`extend_from_slice`) costs more than.
-        out.reserve(taken);
-        for &arrival in &self.times[from..from + taken] {
+        let from = self.held_index(known)?;
+        let to = from.saturating_add(usize::try_from(max).unwrap_or(usize::MAX));
+        let ahead = &self.times[from..to.min(self.times.len())];
+        // The times to look at are not all drawn: no answer here (and nothing listed).
+        if to > self.times.len() && ahead.last().is_none_or(|last| *last <= at) {
+            return None;
+        }
+        let first = ahead.len().min(SCAN_FIRST);
+        out.reserve(first);
+        let mut taken = first;
+        for (k, &arrival) in ahead[..first].iter().enumerate() {
+            if arrival > at {
+                taken = k;
+                break;
+            }
             out.push(arrival);
         }
-        Some(read)
+        if taken == first {
+            // A backlog: search the rest.
+            let rest = ahead[first..].partition_point(|t| *t <= at);
+            out.reserve(rest);
+            for &arrival in &ahead[first..first + rest] {
+                out.push(arrival);
+            }
+            taken += rest;
+        }
+        match ahead.get(taken) {
+            Some(&arrival) => Some((known + taken as u64, Some(arrival))),
+            None => Some((known + max, None)),
+        }
     }
 
     /// [`Self::read_held`] with the index in `times` of `known`.
