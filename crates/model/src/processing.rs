@@ -87,7 +87,7 @@ impl crate::workload::ArrivalList for Listing<'_> {
         self.arrivals.reserve(additional);
         self.ends.reserve(additional);
     }
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, arrival: SimTime) {
         self.arrivals.push(arrival);
         self.end += self.processing.sample(self.rng);
