@@ -40,6 +40,20 @@ const SCAN_FIRST: usize = 8;
 /// the live part (amortized: each time is moved at most once per its own length).
 const COMPACT_FROM: usize = 32;
 
+/// A list that keeps nothing: [`PoissonArrivals::read_held`] is
+/// [`PoissonArrivals::read_held_into`] without a list.
+struct Unlisted;
+
+impl super::ArrivalList for Unlisted {
+    #[inline]
+    fn reserve(&mut self, _additional: usize) {}
+    #[inline]
+    fn push(&mut self, _arrival: SimTime) {}
+    fn append_with<R>(&mut self, append: impl FnOnce(&mut Vec<SimTime>) -> R) -> R {
+        append(&mut Vec::new())
+    }
+}
+
 /// How much of the drawn times is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Sizes {
@@ -259,7 +273,7 @@ impl PoissonArrivals {
         known: u64,
         max: u64,
     ) -> Option<(u64, Option<SimTime>)> {
-        self.read_held_span(at, known, max).map(|(_, read)| read)
+        self.read_held_into(at, known, max, &mut Unlisted)
     }
 
     /// [`Self::read_held`] that also appends the arrivals of the offsets read to `out`
@@ -304,36 +318,6 @@ impl PoissonArrivals {
         match ahead.get(taken) {
             Some(&arrival) => Some((known + taken as u64, Some(arrival))),
             None => Some((known + max, None)),
-        }
-    }
-
-    /// [`Self::read_held`] with the index in `times` of `known`.
-    #[inline]
-    fn read_held_span(
-        &self,
-        at: SimTime,
-        known: u64,
-        max: u64,
-    ) -> Option<(usize, (u64, Option<SimTime>))> {
-        let from = self.held_index(known)?;
-        let to = from.saturating_add(usize::try_from(max).unwrap_or(usize::MAX));
-        let ahead = &self.times[from..to.min(self.times.len())];
-        // A reader that keeps up finds a few records: look at the first ones in turn, then
-        // search the rest (a backlog).
-        let first = ahead.len().min(SCAN_FIRST);
-        let mut taken = first;
-        for (k, &arrival) in ahead[..first].iter().enumerate() {
-            if arrival > at {
-                taken = k;
-                break;
-            }
-        }
-        if taken == first {
-            taken += ahead[first..].partition_point(|t| *t <= at);
-        }
-        match ahead.get(taken) {
-            Some(&arrival) => Some((from, (known + taken as u64, Some(arrival)))),
-            None => (to <= self.times.len()).then_some((from, (known + max, None))),
         }
     }
 
