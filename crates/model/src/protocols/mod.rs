@@ -20,6 +20,7 @@ pub mod assigned;
 pub mod classic;
 pub mod kip848;
 pub mod manual;
+mod member_table;
 pub mod tubemq_client;
 pub mod tubemq_server;
 

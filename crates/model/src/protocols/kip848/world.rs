@@ -17,14 +17,18 @@ use crate::types::{Conn, Tp};
 use crate::world::{Ev, OpenRebalance, Stepper, World};
 use assignors::{AssignorName, TopicId};
 use rand::RngCore;
+use rustc_hash::FxHashMap;
 use scenario::Scenario;
 use sim_core::{RngStreams, SimRng, SimTime, TimerId};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The KIP-848 coordinator and its timer handles.
 pub(crate) struct CgSide {
     pub(crate) coord: ConsumerGroupCoordinator,
-    timers: BTreeMap<CgTimer, TimerId>,
+    /// The queue's timer of each coordinator timer slot (a session per member id, a
+    /// revocation deadline per member): looked up at every heartbeat, never iterated, so a
+    /// hash map (a B-tree compared member-id strings at each of its levels).
+    timers: FxHashMap<CgTimer, TimerId>,
     /// The member whose partitions last kept a reconciled rebalance open (its consumer did
     /// not own its assignment yet): checked first by the next try (`World::cg_try_close`).
     close_blocker: Option<String>,
@@ -45,7 +49,7 @@ impl CgSide {
         };
         let topic_ids = draw_topic_ids(partition_counts.len(), &mut streams.stream("topic-ids"));
         let coord = ConsumerGroupCoordinator::new(cg_params, partition_counts, topic_ids);
-        CgSide { coord, timers: BTreeMap::new(), close_blocker: None }
+        CgSide { coord, timers: FxHashMap::default(), close_blocker: None }
     }
 
     /// The KIP-848 group in classic terms, for probes: Empty without members, Stable when
