@@ -2198,6 +2198,37 @@ pub(crate) mod tests {
         );
     }
 
+    /// Whether a KIP-848 response changes nothing (fast stepping leaves a busy member's steps
+    /// aside for it): c0 joins and takes t-0 and t-1 as c0-1 at epoch 1. The same response
+    /// again changes nothing, its committed offsets listed in any order or only in part too;
+    /// a committed offset of a partition it does not own, one partition fewer, another
+    /// partition in place of one, another epoch or another id change something.
+    #[test]
+    fn kip848_response_changes_nothing_only_for_the_same_membership_and_partitions() {
+        let mut rig = Rig::new(RebalanceMode::Consumer, AssignorName::Range);
+        let ok = |id: &str, epoch: i32, assigned: &[u32], committed: &[u32]| CgHeartbeatOk {
+            member_id: id.to_string(),
+            member_epoch: epoch,
+            heartbeat_interval: t(5000),
+            assigned: assigned.iter().map(|p| tp(*p)).collect(),
+            committed: committed.iter().map(|p| (tp(*p), Some(0))).collect(),
+            stable: true,
+        };
+        rig.step(t(0), ConsumerInput::Start);
+        let first = ok("c0-1", 1, &[0, 1], &[0, 1]);
+        rig.step(t(2), ConsumerInput::Message(ToMember::ConsumerHeartbeat(Ok(first.clone()))));
+        assert_eq!(rig.consumer.owned(), vec![tp(0), tp(1)]);
+        let unchanged = |ok: &CgHeartbeatOk| rig.consumer.cg_response_changes_nothing(ok);
+        assert!(unchanged(&first));
+        assert!(unchanged(&ok("c0-1", 1, &[0, 1], &[1, 0])));
+        assert!(unchanged(&ok("c0-1", 1, &[0, 1], &[1])));
+        assert!(!unchanged(&ok("c0-1", 1, &[0, 1], &[0, 2])));
+        assert!(!unchanged(&ok("c0-1", 1, &[0], &[0])));
+        assert!(!unchanged(&ok("c0-1", 1, &[0, 2], &[0, 2])));
+        assert!(!unchanged(&ok("c0-1", 2, &[0, 1], &[0, 1])));
+        assert!(!unchanged(&ok("c0-2", 1, &[0, 1], &[0, 1])));
+    }
+
     /// A KIP-848 response that takes a partition away, reaching a member busy outside
     /// `poll()` (stalled 5 s from 3 ms): the Java client with a rebalance listener runs
     /// `onPartitionsRevoked` in the application thread (AK
