@@ -162,8 +162,6 @@ pub struct Collector {
     owner_by_id: Vec<Option<(Arc<str>, u32)>>,
     /// Every partition's ownership timeline (`timeline.rs`).
     timelines: Timelines,
-    /// Scratch counts of `on_processed_periodic`, kept to reuse its allocation.
-    fresh: Vec<u64>,
     /// Per partition, its moves before `measure_from` (empty when the window is the whole
     /// run; apart from [`PartMetrics`], which fills its 64 bytes).
     startup_moves: TpTable<u32>,
@@ -214,7 +212,6 @@ impl Collector {
             owner_index: BTreeMap::new(),
             owner_by_id: Vec::new(),
             timelines: Timelines::with_threshold(threshold),
-            fresh: Vec::new(),
             startup_moves: TpTable::default(),
             done: DoneTotals::default(),
         }
@@ -299,16 +296,11 @@ impl Collector {
         self.check_known(tp);
         let part = &mut self.counts[tp.topic as usize][tp.partition as usize];
         part.deliveries += count;
-        let (fresh, done, skip_to) = (&mut self.fresh, &mut self.done, part.skip_to);
-        fresh.clear();
-        fresh.resize(latencies.len(), 0);
+        let (e2e, done, skip_to) = (&mut self.e2e, &mut self.done, part.skip_to);
         part.processed.insert_each(first, first + count, |lo, hi| {
             done.on_fresh((lo, hi), skip_to);
-            count_per_pattern_record(fresh, start + (lo - first), start + (hi - first));
+            record_pattern_stretch(e2e, latencies, start + (lo - first), start + (hi - first));
         });
-        for (latency, &count) in latencies.iter().zip(fresh.iter()).filter(|(_, c)| **c > 0) {
-            self.e2e.record_n(latency.as_nanos() / 1_000, count);
-        }
     }
 
     /// The index of `owner`'s name, assigned at its first appearance; kept by member id, so
@@ -774,20 +766,21 @@ fn check_partition_conservation(topics: &[String], tp: Tp, p: &PartMetrics, c: &
     );
 }
 
-/// Adds, for each relative offset in `lo..hi`, one to `counts[offset % counts.len()]`: the
-/// whole copies of the pattern to every count, then the rest as (at most) two slices from
-/// `lo % n` on, wrapping once (two divisions, not one per record of the rest).
-fn count_per_pattern_record(counts: &mut [u64], lo: u64, hi: u64) {
-    let n = counts.len() as u64;
-    let (whole, rest) = ((hi - lo) / n, ((hi - lo) % n) as usize);
-    if whole > 0 {
-        counts.iter_mut().for_each(|c| *c += whole);
+/// Records the latencies of the pattern's records at relative offsets `lo..hi` (offset `o`
+/// has `latencies[o % n]`): per pattern record one `record_n` of its count, the whole copies
+/// of the pattern plus one if it falls in the rest (the `(hi - lo) % n` offsets from `lo % n`
+/// on, wrapping once). Two divisions, not one per record; no count of 0 is recorded (it
+/// would raise the maximum).
+fn record_pattern_stretch(e2e: &mut LatencyHistogram, latencies: &[SimTime], lo: u64, hi: u64) {
+    let n = latencies.len() as u64;
+    let (whole, rest, from) = ((hi - lo) / n, (hi - lo) % n, lo % n);
+    for (i, latency) in (0..n).zip(latencies) {
+        let after_from = if i >= from { i - from } else { i + n - from };
+        let count = whole + u64::from(after_from < rest);
+        if count > 0 {
+            e2e.record_n(latency.as_nanos() / 1_000, count);
+        }
     }
-    let from = (lo % n) as usize;
-    let (head, wrapped) = counts.split_at_mut(from);
-    let in_tail = rest.min(wrapped.len());
-    wrapped[..in_tail].iter_mut().for_each(|c| *c += 1);
-    head[..rest - in_tail].iter_mut().for_each(|c| *c += 1);
 }
 
 /// Records `ends[i] - arrivals[i]` (in microseconds) of every record, one `record_n` per run
@@ -1141,14 +1134,26 @@ pub(crate) mod tests {
     }
 
     proptest::proptest! {
-        /// The slices of `count_per_pattern_record` add what one increment per offset adds.
+        /// A stretch of a pattern, recorded per pattern record, gives the histogram and the
+        /// maximum that recording each record of it gives (some latencies repeat, some are
+        /// far apart, so classes are shared and the maximum is the largest one recorded).
         #[test]
-        fn pattern_counts_equal_one_by_one(n in 1usize..12, lo in 0u64..100, len in 0u64..60) {
-            let mut fast = vec![0; n];
-            count_per_pattern_record(&mut fast, lo, lo + len);
-            let mut slow = vec![0; n];
-            (lo..lo + len).for_each(|o| slow[(o % n as u64) as usize] += 1);
-            proptest::prop_assert_eq!(fast, slow);
+        fn a_pattern_stretch_records_what_its_records_do(
+            us in proptest::collection::vec(proptest::sample::select(vec![0u64, 7, 7, 900, 2_500, 1 << 33]), 1..12),
+            lo in 0u64..100,
+            len in 0u64..60,
+        ) {
+            let latencies: Vec<SimTime> = us.iter().map(|u| SimTime::from_micros(*u)).collect();
+            let mut stretch = LatencyHistogram::new();
+            record_pattern_stretch(&mut stretch, &latencies, lo, lo + len);
+            let mut one_by_one = LatencyHistogram::new();
+            for o in lo..lo + len {
+                one_by_one.record_n(us[(o % us.len() as u64) as usize], 1);
+            }
+            stretch.flush();
+            one_by_one.flush();
+            proptest::prop_assert_eq!(stretch.max_us(), one_by_one.max_us());
+            proptest::prop_assert!(stretch.histogram() == one_by_one.histogram());
         }
     }
 }
