@@ -795,8 +795,7 @@ mod tests {
         };
         let mut rng = RngStreams::new(1).stream("assignor");
         let fresh = assignors::assign(c.params.assignor, &input, &mut rng);
-        let targets: Vec<Vec<Tp>> =
-            c.members.iter().map(|(_, m)| m).map(|m| m.target.clone()).collect();
+        let targets: Vec<Vec<Tp>> = c.members.iter().map(|(_, m)| m.target.clone()).collect();
         assert_eq!(targets, fresh.partitions);
     }
 
@@ -822,7 +821,7 @@ mod tests {
         assert_eq!(out.notes, vec![CgNote::EpochBumped { epoch: 5, trigger: "partitions-added" }]);
         assert_targets_are_a_fresh_assignment(&c);
         // 9 partitions over 2 members: min 4, one extra (c0 ends with it).
-        let sizes: Vec<usize> = c.members.iter().map(|(_, m)| m).map(|m| m.target.len()).collect();
+        let sizes: Vec<usize> = c.members.iter().map(|(_, m)| m.target.len()).collect();
         assert_eq!(sizes, vec![5, 4]);
     }
 
