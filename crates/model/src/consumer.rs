@@ -745,9 +745,10 @@ impl Consumer {
         self.poll_loop.owned.keys().copied()
     }
 
-    /// Whether the partitions owned now are exactly `tps`.
-    pub fn owns_exactly(&self, tps: &BTreeSet<Tp>) -> bool {
-        self.poll_loop.owned.len() == tps.len() && self.poll_loop.owned.keys().eq(tps.iter())
+    /// Whether the partitions owned now are exactly `tps`, given in order without repeats (a
+    /// set's, a response's list): one walk beside the owned ones, which are in order too.
+    pub fn owns_exactly<'a>(&self, tps: impl IntoIterator<Item = &'a Tp>) -> bool {
+        self.poll_loop.owned.keys().eq(tps)
     }
 
     /// Handles one input at `now`.

@@ -188,15 +188,8 @@ impl Consumer {
             && self.member_id.as_ref() == Some(&ok.member_id)
             && ok.member_epoch == self.generation
             && ok.member_epoch == self.owned_generation
-            && self.owns_exactly_sorted(&ok.assigned)
+            && self.owns_exactly(&ok.assigned)
             && self.owns_all_committed(ok)
-    }
-
-    /// Whether the member owns exactly `assigned` (sorted without repeats, as a response
-    /// lists them): one walk beside the owned partitions, which are sorted too.
-    fn owns_exactly_sorted(&self, assigned: &[Tp]) -> bool {
-        debug_assert!(assigned.windows(2).all(|w| w[0] < w[1]), "a response's partitions sorted");
-        assigned.iter().eq(self.poll_loop.owned.keys())
     }
 
     /// Whether the member owns every partition of `ok`'s committed offsets: at once when they
