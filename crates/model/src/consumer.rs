@@ -1800,6 +1800,62 @@ pub(crate) mod tests {
         assert_eq!(rig.commit_times_until(&out, t(12_000)), vec![t(5004), t(10_004)]);
     }
 
+    /// An auto-commit overdue in a classic rebalance bounds no step ([`Consumer::loud_at`]): a
+    /// cooperative Java member stable from 4 ms (due 5.004 s) is told at 3.006 s that a
+    /// rebalance is in progress and rejoins at once (idle in poll: its commit and JoinGroup);
+    /// no response comes. Its polls at x.xx1 s wait for the next record, and the one of
+    /// 5.001 s wakes at the deadline, 5.004 s: until then the deadline is the bound. That poll
+    /// commits nothing (AK `ConsumerCoordinator.poll` returns before
+    /// `maybeAutoCommitOffsetsAsync` while a rebalance is pending), and no later poll waits
+    /// for the overdue deadline: from it to 12 s every step sends nothing, the member stays
+    /// quiet, and there is no bound. The JoinGroup and SyncGroup responses (12 s and 12.003 s,
+    /// each waking the waiting poll, which handles it) end the rebalance: due again at
+    /// 17.003 s.
+    #[test]
+    fn an_auto_commit_overdue_in_a_classic_rebalance_bounds_no_step() {
+        let mut rig = Rig::new(RebalanceMode::Cooperative, AssignorName::CooperativeSticky);
+        rig.stable(vec![tp(0), tp(1)]);
+        assert_eq!(rig.consumer.loud_at(), t(5004));
+        let error = ToMember::Heartbeat(Some(ProtocolError::RebalanceInProgress));
+        let rejoin = rig.step(t(3006), ConsumerInput::Message(error));
+        assert!(rejoin.sends.iter().any(|m| matches!(m, ToCoordinator::Join { .. })));
+        let mut timers = Timers::default();
+        timers.apply(&rejoin);
+        let mut steps = Vec::new();
+        loop {
+            let next = timers.0.values().min_by_key(|(timer, at)| (*at, timer.slot()));
+            let Some(&(timer, at)) = next.filter(|(_, at)| *at <= t(12_000)) else { break };
+            timers.0.remove(&timer.slot());
+            let loud = rig.consumer.loud_at();
+            let out = rig.step(at, ConsumerInput::Timer(timer));
+            timers.apply(&out);
+            assert!(out.sends.is_empty(), "{at:?}: {:?}", out.sends);
+            assert!(rig.consumer.poll_loop_is_quiet(), "{at:?}");
+            steps.push((at, loud));
+        }
+        let (before, after): (Vec<_>, Vec<_>) = steps.iter().partition(|(at, _)| *at < t(5004));
+        assert!(before.iter().all(|&(_, loud)| loud == t(5004)), "{before:?}");
+        assert_eq!(after.first(), Some(&(t(5004), t(5004))), "the wait cut short at the deadline");
+        let bounded = after[1..].iter().filter(|&&(_, loud)| loud != SimTime::MAX).count();
+        assert_eq!(bounded, 0, "steps after 5.004 s with a bound");
+        assert!(after.len() > 600, "steps from 5.004 s to 12 s: {}", after.len());
+        // The responses wake the waiting poll, which handles each at once.
+        let ok = JoinOk {
+            member_id: "c0-0".into(),
+            generation: 2,
+            leader: "c1-1".into(),
+            members: vec![],
+        };
+        let join = rig.step(t(12_000), ConsumerInput::Message(ToMember::Join(Ok(ok))));
+        assert!(matches!(join.sends.as_slice(), [ToCoordinator::Sync { .. }]), "{:?}", join.sends);
+        assert_eq!(rig.consumer.loud_at(), SimTime::MAX, "still in the rebalance");
+        let assigned = vec![tp(0), tp(1)];
+        let committed = vec![(tp(0), Some(0)), (tp(1), Some(0))];
+        let ok = SyncOk { generation: 2, assigned, committed };
+        rig.step(t(12_003), ConsumerInput::Message(ToMember::Sync(Ok(ok))));
+        assert_eq!(rig.consumer.loud_at(), t(17_003));
+    }
+
     /// librdkafka's background timer runs from the start (0): due at 5 s whatever the
     /// assignment; nothing commits inside poll.
     #[test]

@@ -38,8 +38,21 @@ impl Consumer {
     /// A poll waiting before it wakes no later than it ([`Consumer::next_wake`]), so fast
     /// stepping's jumps also end at the last step whose successor is due by then
     /// (`world/stepper/cycle.rs`, `Cycle::steps_within`).
+    ///
+    /// A deadline already passed at the last poll while a classic rebalance is in progress
+    /// is no bound: no poll commits during the rebalance ([`Consumer::maybe_auto_commit_in_poll`])
+    /// and none waits for an overdue deadline (`Consumer::next_wake`), and the rebalance ends
+    /// only by a message to the member (its JoinGroup or SyncGroup response, or the loss of
+    /// its request), which catches its steps up and takes them back first; its end restarts
+    /// the deadline. The steps of a cooperative member that keeps fetching through a rebalance
+    /// then stay aside instead of each running as a queued event (the same results, fewer
+    /// `events`).
     pub fn loud_at(&self) -> SimTime {
-        self.auto_commit_deadline()
+        let deadline = self.auto_commit_deadline();
+        if deadline <= self.poll_loop.last_poll && self.classic_rebalance_in_progress() {
+            return SimTime::MAX;
+        }
+        deadline
     }
 
     /// When the Java client's next auto-commit inside `poll()` is due (`SimTime::MAX` when
