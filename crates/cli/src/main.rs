@@ -57,6 +57,7 @@ enum Command {
     /// commits, max-poll expiries, heartbeats or group state (so no generation): those are
     /// only in the trace `run --trace` writes, whose partition and rebalance spans are the
     /// same. docs/formats.md describes both.
+    #[allow(rustdoc::invalid_html_tags)] // `<protocol>` is `--help` text, not HTML.
     Trace(commands::trace::Args),
     /// Random scenarios from seeds, every invariant checked after every event; exit 1 on a failure.
     Chaos(commands::chaos::Args),

@@ -35,7 +35,7 @@ use std::sync::Arc;
 const CHUNK: usize = 1 << 16;
 
 /// Closed intervals held in memory before they are sorted and spilled (16 MiB): the default
-/// threshold of [`Timelines`].
+/// threshold of `Timelines`.
 pub const SPILL_THRESHOLD: usize = 1 << 20;
 
 /// The low bits of [`ClosedSpan::part_state`] that hold the state code (8 codes: `idle` and

@@ -2,8 +2,8 @@
 //!
 //! `types` holds the validated result every later crate consumes; parsing and validation turn a
 //! file into it or into a list of errors that name the file, line, key and what is allowed.
-//! Entry points: [`load`] (a file), [`parse_str`] (text), [`from_table`] (a sweep cell's table),
-//! [`Scenario::parse_protocol`] (`--protocol`), [`warnings`] (with [`overload_warnings`]) and
+//! Entry points: [`load()`] (a file), [`parse_str`] (text), [`from_table`] (a sweep cell's table),
+//! [`Scenario::parse_protocol`] (`--protocol`), [`warnings()`] (with [`overload_warnings`]) and
 //! [`load_timeline`] (the group's estimated utilisation); [`scale_plan`] and
 //! [`member_order`] are the membership rules validation and the model share; [`to_toml`] writes
 //! a scenario back out as a file.

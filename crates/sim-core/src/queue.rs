@@ -142,7 +142,7 @@ struct TimerState {
 
 /// A deterministic priority queue of events of type `E`.
 ///
-/// `run`, `near` and `far` hold small [`Entry`] keys (see the module doc); the live events
+/// `run`, `near` and `far` hold small `Entry` keys (see the module doc); the live events
 /// wait in a slab (`slab`, slots reused through the `free` list).
 pub struct EventQueue<E> {
     /// The entries a refill moved from `far` (all at or before `horizon`), sorted latest

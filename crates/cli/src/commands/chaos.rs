@@ -23,6 +23,7 @@ pub struct Args {
     /// Write the scenario of every failing seed to DIR/chaos-<seed>.toml (a file `run`
     /// accepts).
     #[arg(long, value_name = "DIR")]
+    #[allow(rustdoc::invalid_html_tags)] // `<seed>` is `--help` text, not HTML.
     pub save: Option<PathBuf>,
     /// With --save: write every seed's scenario, not only the failing ones.
     #[arg(long, requires = "save")]

@@ -35,12 +35,12 @@ impl Consumer {
 
     /// The first time at which a poll-loop step does more than fetch: the Java client's
     /// auto-commit inside `poll()` falls due (`SimTime::MAX` when there is no such commit).
-    /// A poll waiting before it wakes no later than it ([`Consumer::next_wake`]), so fast
+    /// A poll waiting before it wakes no later than it (`Consumer::next_wake`), so fast
     /// stepping's jumps also end at the last step whose successor is due by then
     /// (`world/stepper/cycle.rs`, `Cycle::steps_within`).
     ///
     /// A deadline already passed at the last poll while a classic rebalance is in progress
-    /// is no bound: no poll commits during the rebalance ([`Consumer::maybe_auto_commit_in_poll`])
+    /// is no bound: no poll commits during the rebalance (`Consumer::maybe_auto_commit_in_poll`)
     /// and none waits for an overdue deadline (`Consumer::next_wake`), and the rebalance ends
     /// only by a message to the member (its JoinGroup or SyncGroup response, or the loss of
     /// its request), which catches its steps up and takes them back first; its end restarts

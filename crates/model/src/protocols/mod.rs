@@ -12,8 +12,8 @@
 //! - [`manual`]: manual assignment (`assign()`, no coordinator).
 //!
 //! The last three have no group membership: their members get partitions handed to them
-//! ([`assigned`], shared by the three). The world holds one [`Group`] and each consumer one
-//! [`Membership`]; both are matched exhaustively, so a new protocol makes the compiler list
+//! ([`assigned`], shared by the three). The world holds one `Group` and each consumer one
+//! `Membership`; both are matched exhaustively, so a new protocol makes the compiler list
 //! every place that must handle it (docs/architecture.md, "Adding a protocol").
 
 pub mod assigned;

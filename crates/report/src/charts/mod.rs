@@ -13,7 +13,7 @@
 //! - `downtime-cdf.png/.svg`: the distribution of downtime episodes per protocol run, derived
 //!   from the ownership rows, so it can be redrawn from the CSV files alone.
 //!
-//! Text uses an embedded font ([`font`]), so a PNG renders the same on a machine with no
+//! Text uses an embedded font (`font`), so a PNG renders the same on a machine with no
 //! fonts; the SVG names the generic `sans-serif` family, which every SVG viewer provides.
 //! Everything is deterministic: the same reports give the same bytes.
 

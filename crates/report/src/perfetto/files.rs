@@ -4,8 +4,8 @@
 //! partition's track) and `timeline` (the counters), as CSV, or as Parquet when the folder
 //! holds no complete set of CSV files (`run --format parquet`).
 //!
-//! The same event writer as the live trace ([`super::events`]) writes it, and the live
-//! trace's partition spans are the `ownership.csv` rows ([`super::live`]), so where both hold
+//! The same event writer as the live trace (`super::events`) writes it, and the live
+//! trace's partition spans are the `ownership.csv` rows (`super::live`), so where both hold
 //! a thing they show it alike: the partition spans and the rebalance spans have the same names
 //! and timestamps (`crates/cli/tests/trace.rs` compares them on `sims/crash.toml`). The
 //! `rebalance` arg of a partition span names the `rebalances.csv` row whose interval holds

@@ -1,7 +1,7 @@
 //! Perfetto traces of a protocol run in the Chrome JSON Trace Event Format (the object form,
 //! `{"traceEvents": [...]}`), which ui.perfetto.dev and chrome://tracing open offline. Two
-//! sources write the same kind of trace through one event writer ([`events`]):
-//! - the run itself (`run --trace`, [`TraceWriter`] in [`live`]): written while the run runs,
+//! sources write the same kind of trace through one event writer (`events`):
+//! - the run itself (`run --trace`, [`TraceWriter`] in `live`): written while the run runs,
 //!   from a [`model::Observer`] and a [`model::Probe`], streamed to the file (memory holds one
 //!   open span per track, never the run's records);
 //! - the files a run wrote (`trace RUN_DIR`, [`files`]): `ownership`, `rebalances`,

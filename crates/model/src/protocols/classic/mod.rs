@@ -2,7 +2,7 @@
 //! sections 2 and 3): one coordinator ([`coordinator`], with static membership in
 //! `coordinator/static_membership.rs`), the member's side ([`member`]) with its two rebalance
 //! modes, [`eager`] (revoke everything before rejoining) and [`cooperative`] (KIP-429: keep
-//! consuming, revoke only what moves), and the world's side ([`world`]: the coordinator's
+//! consuming, revoke only what moves), and the world's side (`world`: the coordinator's
 //! timers and the rebalance's open/close books); [`metadata`]: how a member learns of added
 //! partitions (its metadata refreshes).
 

@@ -11,7 +11,7 @@
 //! additions alike). Where it runs: a Java member with a rebalance listener (`[consumer]
 //! rebalance_listener`, the default) completes it at its next poll, because AK runs the
 //! listener's callbacks in the application thread and finishes the reconciliation after them
-//! ([`Kip848State::waiting`], docs/clients.md); without a listener, and for librdkafka (the
+//! (`Kip848State::waiting`, docs/clients.md); without a listener, and for librdkafka (the
 //! real stall-join record: its join completes while the member stalls), at once, in the
 //! background. The member epoch is taken at once either way. Heartbeats follow
 //! every `group.consumer.heartbeat.interval.ms` (sent by the broker in the response) from

@@ -1,5 +1,5 @@
 //! TubeMQ server-side balance (`tubemq-server`; docs/kafka-facts.md section 8): the master
-//! ([`master`]) and the world's side ([`world`]: registrations, heartbeats, the master's
+//! ([`master`]) and the world's side (`world`: registrations, heartbeats, the master's
 //! events). Its members have no group membership: partitions are handed to them
 //! ([`crate::protocols::assigned`]).
 
