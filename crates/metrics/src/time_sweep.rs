@@ -10,8 +10,8 @@
 //!
 //! Both are fed one partition at a time ([`StopSweep`], [`CoverCount`]): the end of a run
 //! reads its partitions' timelines back one after another from a stream (issue 29), and holds
-//! no partition's lists beyond its own. `stop_the_world` and `count_covering` (test only), which take
-//! every list at once, stay as the tests' reference.
+//! no partition's lists beyond its own. `stop_the_world` and `count_covering` (built for tests
+//! only), which take every list at once, stay as the tests' reference.
 
 use sim_core::SimTime;
 
@@ -41,10 +41,10 @@ pub fn stop_the_world<'a>(
     covered.iter().flatten().fold(SimTime::ZERO, |total, &(s, e)| total + (e - s))
 }
 
-/// `stop_the_world` (the tests' reference) fed one partition at a time (its down and allowed lists), for a run
-/// whose partitions are read back from a stream one after another: the gaps of the allowed
-/// intervals seen so far, and the down pieces inside them. Allowed intervals only ever shrink
-/// both; at the end the pieces are `(U down) \ (U allowed)`, exactly.
+/// `stop_the_world` (the tests' reference) fed one partition at a time (its down and allowed
+/// lists), for a run whose partitions are read back from a stream one after another: the gaps of
+/// the allowed intervals seen so far, and the down pieces inside them. Allowed intervals only ever
+/// shrink both; at the end the pieces are `(U down) \ (U allowed)`, exactly.
 #[derive(Debug)]
 pub struct StopSweep {
     gaps: Vec<Span>,

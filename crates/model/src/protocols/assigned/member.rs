@@ -42,9 +42,10 @@ pub(crate) struct ExternalState {
 
 impl Consumer {
     /// A member that never joins a classic group: its partitions come from
-    /// [`crate::consumer::ConsumerInput::Assign`] and leave by [`crate::consumer::ConsumerInput::Release`]; its
-    /// commits go to the group's offsets without a member id (Kafka accepts such commits for
-    /// a group with no members; TubeMQ confirms to the broker).
+    /// [`crate::consumer::ConsumerInput::Assign`] and leave by
+    /// [`crate::consumer::ConsumerInput::Release`]; its commits go to the group's offsets without a
+    /// member id (Kafka accepts such commits for a group with no members; TubeMQ confirms to the
+    /// broker).
     pub fn new_external(
         conn: crate::types::Conn,
         name: String,
