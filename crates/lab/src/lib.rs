@@ -22,4 +22,7 @@ pub mod sweep_table;
 pub mod trace;
 
 pub use model::Stepping;
-pub use single::{run_protocol, run_protocol_spilling, run_protocol_stepped, RunError};
+pub use single::{
+    run_labels, run_protocol, run_protocol_on_threads, run_protocol_spilling, run_protocol_stepped,
+    RunError,
+};

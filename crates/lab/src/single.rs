@@ -43,7 +43,7 @@ pub fn run_protocol(
 
 /// The labels a protocol run's report carries (scenario, protocol, assignor, static
 /// membership, seed, duration), shared by every way of running one.
-pub(crate) fn run_labels(scenario: &Scenario, protocol: ProtocolSpec, seed: u64) -> RunLabels {
+pub fn run_labels(scenario: &Scenario, protocol: ProtocolSpec, seed: u64) -> RunLabels {
     RunLabels {
         scenario: scenario.name.clone(),
         protocol: protocol.protocol.name().to_string(),
@@ -77,10 +77,36 @@ pub fn run_protocol_spilling(
     stepping: Stepping,
     threshold: usize,
 ) -> Result<RunReport, RunError> {
+    run_protocol_with(scenario, protocol, seed, (stepping, 1), threshold)
+}
+
+/// [`run_protocol_stepped`] on `threads` threads (`model::simulate_on_threads`: the members'
+/// catch-ups before each sample of a stochastic run shared out over them): the same report
+/// for any number.
+pub fn run_protocol_on_threads(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    stepping: Stepping,
+    threads: usize,
+) -> Result<RunReport, RunError> {
+    let threshold = metrics::SPILL_THRESHOLD;
+    run_protocol_with(scenario, protocol, seed, (stepping, threads), threshold)
+}
+
+/// A run with `stepping` on `threads` threads, its collector spilling at `threshold`.
+fn run_protocol_with(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    (stepping, threads): (Stepping, usize),
+    threshold: usize,
+) -> Result<RunReport, RunError> {
     let labels = run_labels(scenario, protocol, seed);
     let mut collector = Collector::with_spill_threshold(labels, threshold);
+    let (observer, probe) = (&mut collector, &mut NoProbe);
     let stats =
-        model::simulate_stepped(scenario, protocol, seed, stepping, &mut collector, &mut NoProbe);
+        model::simulate_on_threads(scenario, protocol, seed, stepping, threads, observer, probe);
     if stats.hit_event_limit {
         return Err(RunError::EventLimit { protocol: protocol.to_string(), events: stats.events });
     }

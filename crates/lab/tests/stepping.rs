@@ -199,3 +199,38 @@ fn fast_stepping_equals_plain_with_many_partitions_a_member() {
         assert!(fast < plain, "{protocol}: fast {fast} events vs plain {plain}");
     }
 }
+
+/// The members' catch-ups before each sample shared out over threads
+/// (`model::simulate_on_threads`, `world/stepper/parallel.rs`) change nothing: every scenario
+/// in `sims/` and `sims/real/`, under every protocol it lists, gives the same report (events
+/// included) on three threads as on one, and the stochastic ones do share them out.
+#[test]
+fn catch_ups_on_three_threads_equal_one_on_every_sim() {
+    let mut shared = 0;
+    for file in sims("sims").into_iter().chain(sims("sims/real")) {
+        let s = scenario::load(&file).unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
+        for protocol in s.protocols.clone() {
+            let run = |threads| {
+                let mut collector = metrics::Collector::new(lab::run_labels(&s, protocol, s.seed));
+                let probe = &mut model::NoProbe;
+                let (seed, fast) = (s.seed, Stepping::Fast);
+                let stats = model::simulate_on_threads(
+                    &s,
+                    protocol,
+                    seed,
+                    fast,
+                    threads,
+                    &mut collector,
+                    probe,
+                );
+                (collector.finish(), stats)
+            };
+            let ((one, one_stats), (three, three_stats)) = (run(1), run(3));
+            assert_eq!(one_stats.shared_catch_ups, 0, "{} {protocol}: one thread", file.display());
+            assert_eq!(one_stats.events, three_stats.events, "{} {protocol}", file.display());
+            assert_eq!(one, three, "{} {protocol}: the reports", file.display());
+            shared += three_stats.shared_catch_ups;
+        }
+    }
+    assert!(shared > 100, "only {shared} samples' catch-ups were shared out");
+}

@@ -58,6 +58,9 @@ pub struct RunStats {
     pub events: u64,
     /// Whether the run stopped at the event bound instead of the end time.
     pub hit_event_limit: bool,
+    /// Samples (and the end) before which the members' catch-ups were shared out over the
+    /// run's threads ([`simulate_on_threads`]; 0 on one thread).
+    pub shared_catch_ups: u64,
 }
 
 /// Runs `scenario` under `protocol` with `seed`, reporting every observation to `observer`.
@@ -92,8 +95,29 @@ pub fn simulate_stepped(
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
 ) -> RunStats {
+    simulate_on_threads(scenario, protocol, seed, stepping, 1, observer, probe)
+}
+
+/// [`simulate_stepped`] on `threads` threads: with fast stepping, the members' catch-ups
+/// before each sample of a stochastic run are shared out over them
+/// (`world/stepper/parallel.rs`). The observations are the same for any number of threads;
+/// the calling thread waits while they work. One thread (or a pool that cannot start) runs
+/// everything on the calling thread.
+pub fn simulate_on_threads(
+    scenario: &Scenario,
+    protocol: ProtocolSpec,
+    seed: u64,
+    stepping: Stepping,
+    threads: usize,
+    observer: &mut dyn Observer,
+    probe: &mut dyn Probe,
+) -> RunStats {
     match stepping {
-        Stepping::Fast => World::<Fast>::new(scenario, protocol, seed, observer).run(probe),
+        Stepping::Fast => {
+            let mut world = World::<Fast>::new(scenario, protocol, seed, observer);
+            world.stepper.share_out_over(threads);
+            world.run(probe)
+        }
         Stepping::Plain => World::<Plain>::new(scenario, protocol, seed, observer).run(probe),
     }
 }
@@ -169,8 +193,18 @@ impl Logs {
             })
             .sum()
     }
+}
 
-    /// The log to read for `tp` (the topic's shared copy when it has one).
+/// Partitions' logs found by partition, each read through its [`PartitionLog`]: the world's
+/// [`Logs`], and the logs lent to a catch-up on another thread (`stepper/parallel.rs`).
+pub(crate) trait LogsByPartition {
+    /// The log to read for `tp`.
+    fn log(&mut self, tp: Tp) -> &mut PartitionLog;
+}
+
+impl LogsByPartition for Logs {
+    /// The topic's shared copy when it has one.
+    #[inline]
     fn log(&mut self, tp: Tp) -> &mut PartitionLog {
         let (topic, partition) = (tp.topic as usize, tp.partition as usize);
         debug_assert!(partition < self.logs[topic].len(), "a known partition {tp:?}");
@@ -181,7 +215,7 @@ impl Logs {
     }
 }
 
-impl LogView for Logs {
+impl<T: LogsByPartition> LogView for T {
     fn log_end(&mut self, tp: Tp, at: SimTime) -> u64 {
         self.log(tp).log_end(at)
     }
@@ -481,7 +515,8 @@ impl<'o, S: Stepper> World<'o, S> {
             }
         }
         self.finish(events);
-        RunStats { events, hit_event_limit }
+        let shared_catch_ups = S::shared_catch_ups(self);
+        RunStats { events, hit_event_limit, shared_catch_ups }
     }
 
     fn finish(&mut self, events: u64) {

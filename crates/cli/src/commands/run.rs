@@ -1,7 +1,9 @@
 //! `rebalance-sim run SCENARIO.toml [--seed N] [--protocol P]... [--out DIR] [--charts]
 //! [--jobs N]`: runs the scenario once per protocol (the file's list, or every `--protocol`),
 //! up to N protocol runs at once (commands::jobs: each run is independent, and the files, the
-//! table and stderr are those of the runs one after the other, for any N), writes the five CSV
+//! table and stderr are those of the runs one after the other, for any N; threads that no run
+//! holds, as with one protocol on two cores, share out each run's catch-ups,
+//! `model::simulate_on_threads`, with the same results), writes the five CSV
 //! files of DESIGN section 7 (default folder `results/<scenario name>/`) and optionally the
 //! charts as one atomic set (a staging folder renamed into place), and prints a side-by-side
 //! table (rows = metrics, columns = protocol runs).
@@ -131,7 +133,9 @@ pub fn run(args: Args) -> Outcome {
         }
     }
     let trace = stage.as_ref().zip(trace_options.as_ref()).map(|(s, o)| (s.path(), o));
-    let one = OneRun { file: &args.scenario, scenario: &scenario, seed, stepping, trace };
+    // Threads no protocol run holds go to the runs' catch-ups (`model::simulate_on_threads`).
+    let threads = (jobs / at_once.min(protocols.len()).max(1)).max(1);
+    let one = OneRun { file: &args.scenario, scenario: &scenario, seed, stepping, threads, trace };
     let task = |index: usize| one.run(protocols[index], args.timing);
     let reports = match super::jobs::in_order(protocols.len(), at_once, &task) {
         Ok(reports) => reports,
@@ -180,6 +184,8 @@ struct OneRun<'a> {
     scenario: &'a Scenario,
     seed: u64,
     stepping: lab::Stepping,
+    /// The threads of each protocol run (the share of `--jobs` no other run holds).
+    threads: usize,
     /// With `--trace`: the staging folder the traces go into, and the trace options.
     trace: Option<(&'a Path, &'a report::perfetto::TraceOptions)>,
 }
@@ -202,7 +208,10 @@ impl OneRun<'_> {
                     Err(e) => Err(e),
                 }
             }
-            None => lab::run_protocol_stepped(self.scenario, protocol, self.seed, self.stepping),
+            None => {
+                let (scenario, seed) = (self.scenario, self.seed);
+                lab::run_protocol_on_threads(scenario, protocol, seed, self.stepping, self.threads)
+            }
         };
         let report = result.map_err(|e| format!("{}: {e}", self.file.display()))?;
         if timing {

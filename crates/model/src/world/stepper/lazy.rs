@@ -23,16 +23,16 @@
 //! of its poll, at the end of each catch-up) is always in the queue before it can expire.
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
-use super::fold::FoldingPoll;
+use super::fold::{FoldedReports, FoldingPoll};
 use super::Fast;
 use crate::consumer::{
-    Batch, Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerTimer, QuietStep,
+    Batch, Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerTimer, LogView, QuietStep,
 };
 use crate::records::RecordTimes;
 use crate::types::Conn;
 use crate::world::{Ev, World};
-use assignors::Tp;
-use sim_core::{SimTime, RANK_LAST};
+use assignors::{Topic, Tp};
+use sim_core::{SimRng, SimTime, RANK_LAST};
 
 /// Cycles kept per member: a message that wakes a waiting poll moves the fetch rotation by
 /// one, so a steady member alternates between two (more cost memory: each holds a period of
@@ -242,84 +242,15 @@ impl World<'_, Fast> {
         last.is_some()
     }
 
-    /// [`World::run_quiet_steps`]'s loop when the reports are folded (`fold.rs`; the common
-    /// case of a stochastic run): each step as [`World::run_quiet_step`] runs it, its finished
-    /// batch held for the catch-up's report of each partition instead of reported; the member,
-    /// the logs, its stream, its pending step and the fold are borrowed once for the whole
-    /// catch-up instead of looked up at every step. When the member lists each record's
-    /// times (variable processing), its fetches put their records straight into the fold
-    /// (`Consumer::quiet_poll_into`): the batch in progress is the fold's, and goes back to the
-    /// member when the loop stops (`FoldedReports::reopen_into`), so only a batch that spans
-    /// two catch-ups is ever copied. It stops after the step that fills the fold
-    /// ([`fold::FoldedReports::is_full`](super::fold::FoldedReports::is_full)). Gives the
-    /// time of the last step run.
+    /// [`run_folded_steps`] on `slot`'s member, the world's logs and the world's fold.
     fn run_folded_steps(&mut self, slot: usize, bound: Bound) -> Option<SimTime> {
         let World { slots, logs, assignor_rng, topics, stepper, .. } = self;
         let s = &mut slots[slot];
         let consumer = s.consumer.as_mut()?;
-        let rng = &mut s.rng;
-        // The member's sampler, lent to each poll's sink while the member fetches.
-        let processing = consumer.processing().clone();
         let Fast { slots: stepper_slots, folded, .. } = stepper;
         let lazy = &mut stepper_slots[slot].lazy;
-        // Listed records go straight into the fold: a batch that ends within the catch-up
-        // is never copied (the fold holds the batch in progress, `fold::OpenBatch`).
-        let into_fold = consumer.lists_records();
-        let mut last = None;
-        while let Some(step) = *lazy {
-            // The batch in progress is the fold's or the member's.
-            let open = folded.open_poll();
-            let expired = match open {
-                Some((_, polled)) => consumer.poll_deadline(polled) < step.at,
-                None => consumer.poll_timer_expired_by(step.at),
-            };
-            if !bound.admits(step.at) || expired {
-                break;
-            }
-            last = Some(step.at);
-            if let Some((epoch, _)) = open {
-                debug_assert_eq!(step.timer, ConsumerTimer::BatchDone { epoch });
-                folded.close_batch();
-            } else {
-                match consumer.end_quiet_step(step.timer) {
-                    QuietStep::Stale => {
-                        *lazy = None;
-                        break;
-                    }
-                    QuietStep::Woke => {}
-                    QuietStep::Finished => {
-                        let poll_loop = &mut consumer.poll_loop;
-                        let batch = poll_loop.batch.as_ref().expect("a finished batch");
-                        let owned = &poll_loop.owned;
-                        let place_of = |tp: &Tp| owned.index_of(tp).expect("an owned partition");
-                        folded.add_batch(batch, place_of);
-                        poll_loop.recycle_batch();
-                    }
-                }
-            }
-            let (timer, at) = if into_fold {
-                let mut poll = FoldingPoll::new(folded, &processing, rng, step.at);
-                match consumer.quiet_poll_into(step.at, &mut *logs, &mut poll) {
-                    Ok(epoch) => {
-                        let end = poll.end();
-                        folded.open_batch(epoch, step.at, end);
-                        (ConsumerTimer::BatchDone { epoch }, end)
-                    }
-                    Err(wait) => wait,
-                }
-            } else {
-                let log = &mut *logs;
-                let mut env = ConsumerEnv { log, rng, assignor_rng, topics };
-                consumer.quiet_poll(step.at, &mut env)
-            };
-            *lazy = Some(LazyStep { at, timer, armed: step.at });
-            debug_assert_eq!(consumer.loud_at(), bound.loud, "a quiet step changed loud_at");
-            if folded.is_full() {
-                break;
-            }
-        }
-        folded.reopen_into(&mut consumer.poll_loop);
-        last
+        let mut member = AsideMember { consumer, rng: &mut s.rng, lazy };
+        run_folded_steps(&mut member, logs, folded, bound, Some((assignor_rng, topics)))
     }
 
     /// Whether the reports of `slot`'s quiet steps may be folded (`fold.rs`): it is the book
@@ -327,7 +258,7 @@ impl World<'_, Fast> {
     /// partition catches that member up to the report's time first), and its batch in
     /// progress reads only those (a partition revoked during a batch is reported when the
     /// batch ends). Gives the number of partitions it holds.
-    fn may_fold_reports(&self, slot: usize) -> Option<usize> {
+    pub(super) fn may_fold_reports(&self, slot: usize) -> Option<usize> {
         let poll_loop = &self.slots[slot].consumer.as_ref()?.poll_loop;
         let owned = &poll_loop.owned;
         let own = |tp: &Tp| self.books.owner(*tp).is_none_or(|o| o.slot as usize == slot);
@@ -406,6 +337,9 @@ impl World<'_, Fast> {
 
     /// Runs every aside step due by `now` (the end of the run; a sample counts instead).
     pub(in crate::world) fn catch_up_all(&mut self, now: SimTime) {
+        if self.catch_up_all_shared_out(now) {
+            return;
+        }
         for slot in 0..self.slots.len() {
             if self.stepper.slots[slot].lazy.is_some() {
                 self.catch_up(slot, now);
@@ -416,6 +350,9 @@ impl World<'_, Fast> {
     /// Before a sample: the records of steady members on a known cycle are counted (returned),
     /// every other member with aside steps catches up.
     pub(in crate::world) fn count_or_catch_up_all(&mut self, now: SimTime) -> u64 {
+        if self.catch_up_all_shared_out(now) {
+            return 0; // A run whose catch-ups are shared out has no cycle to count.
+        }
         let mut unreported = 0;
         for slot in 0..self.slots.len() {
             if self.stepper.slots[slot].lazy.is_none() {
@@ -517,7 +454,7 @@ impl World<'_, Fast> {
 
     /// Puts the `max.poll.interval.ms` timer of the batch in progress in the queue, as of its
     /// poll (or clears it between batches).
-    fn sync_poll_timer(&mut self, slot: usize) {
+    pub(super) fn sync_poll_timer(&mut self, slot: usize) {
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return };
         let conn = consumer.conn();
         let id = self.slots[slot].timers[ConsumerTimer::MaxPoll { epoch: 0 }.slot()];
@@ -616,6 +553,100 @@ impl World<'_, Fast> {
             self.take_back(slot);
         }
     }
+}
+
+/// One member's part of the world that its quiet steps write: the member, its stream, its
+/// pending step (a catch-up on another thread borrows these, `parallel.rs`).
+pub(super) struct AsideMember<'a> {
+    pub consumer: &'a mut Consumer,
+    pub rng: &'a mut SimRng,
+    pub lazy: &'a mut Option<LazyStep>,
+}
+
+/// [`World::run_quiet_steps`]'s loop when the reports are folded (`fold.rs`; the common
+/// case of a stochastic run): each step as [`World::run_quiet_step`] runs it, its finished
+/// batch held for the catch-up's report of each partition instead of reported; the member,
+/// the logs, its stream, its pending step and the fold are borrowed once for the whole
+/// catch-up instead of looked up at every step. When the member lists each record's
+/// times (variable processing), its fetches put their records straight into the fold
+/// (`Consumer::quiet_poll_into`): the batch in progress is the fold's, and goes back to the
+/// member when the loop stops (`FoldedReports::reopen_into`), so only a batch that spans
+/// two catch-ups is ever copied. A member that does not list them polls with the assignor's
+/// stream and the topics of `plain` (`ConsumerEnv`; a member that lists them never asks).
+/// It stops after the step that fills the fold
+/// ([`fold::FoldedReports::is_full`](super::fold::FoldedReports::is_full)). Gives the
+/// time of the last step run.
+pub(super) fn run_folded_steps<L: LogView>(
+    member: &mut AsideMember<'_>,
+    logs: &mut L,
+    folded: &mut FoldedReports,
+    bound: Bound,
+    mut plain: Option<(&mut SimRng, &[Topic])>,
+) -> Option<SimTime> {
+    let AsideMember { consumer, rng, lazy } = member;
+    // The member's sampler, lent to each poll's sink while the member fetches.
+    let processing = consumer.processing().clone();
+    // Listed records go straight into the fold: a batch that ends within the catch-up
+    // is never copied (the fold holds the batch in progress, `fold::OpenBatch`).
+    let into_fold = consumer.lists_records();
+    let mut last = None;
+    while let Some(step) = **lazy {
+        // The batch in progress is the fold's or the member's.
+        let open = folded.open_poll();
+        let expired = match open {
+            Some((_, polled)) => consumer.poll_deadline(polled) < step.at,
+            None => consumer.poll_timer_expired_by(step.at),
+        };
+        if !bound.admits(step.at) || expired {
+            break;
+        }
+        last = Some(step.at);
+        if let Some((epoch, _)) = open {
+            debug_assert_eq!(step.timer, ConsumerTimer::BatchDone { epoch });
+            folded.close_batch();
+        } else {
+            match consumer.end_quiet_step(step.timer) {
+                QuietStep::Stale => {
+                    **lazy = None;
+                    break;
+                }
+                QuietStep::Woke => {}
+                QuietStep::Finished => {
+                    let poll_loop = &mut consumer.poll_loop;
+                    let batch = poll_loop.batch.as_ref().expect("a finished batch");
+                    let owned = &poll_loop.owned;
+                    let place_of = |tp: &Tp| owned.index_of(tp).expect("an owned partition");
+                    folded.add_batch(batch, place_of);
+                    poll_loop.recycle_batch();
+                }
+            }
+        }
+        let (timer, at) = if into_fold {
+            let mut poll = FoldingPoll::new(folded, &processing, rng, step.at);
+            match consumer.quiet_poll_into(step.at, &mut *logs, &mut poll) {
+                Ok(epoch) => {
+                    let end = poll.end();
+                    folded.open_batch(epoch, step.at, end);
+                    (ConsumerTimer::BatchDone { epoch }, end)
+                }
+                Err(wait) => wait,
+            }
+        } else {
+            let Some((assignor_rng, topics)) = plain.as_mut() else {
+                unreachable!("a member that does not list its records polls in the world")
+            };
+            let log = &mut *logs;
+            let mut env = ConsumerEnv { log, rng, assignor_rng, topics };
+            consumer.quiet_poll(step.at, &mut env)
+        };
+        **lazy = Some(LazyStep { at, timer, armed: step.at });
+        debug_assert_eq!(consumer.loud_at(), bound.loud, "a quiet step changed loud_at");
+        if folded.is_full() {
+            break;
+        }
+    }
+    folded.reopen_into(&mut consumer.poll_loop);
+    last
 }
 
 /// The catch-up the ownership books ask for before a partition changes (`crate::ownership`,

@@ -17,6 +17,7 @@
 mod cycle;
 mod fold;
 mod lazy;
+mod parallel;
 mod plain;
 
 pub(in crate::world) use lazy::is_poll_step;
@@ -79,6 +80,8 @@ pub(crate) trait Stepper: Sized {
     fn catch_up_owner(world: &mut World<'_, Self>, owner: Conn, now: SimTime);
     /// Whether `owner` still has steps that come before the event being handled at `now`.
     fn behind(world: &World<'_, Self>, owner: Conn, now: SimTime) -> bool;
+    /// How many times the members' catch-ups were shared out over threads.
+    fn shared_catch_ups(world: &World<'_, Self>) -> u64;
 }
 
 /// Fast stepping's state.
@@ -96,6 +99,8 @@ pub(in crate::world) struct Fast {
     slots: Vec<StepperSlot>,
     /// The reports of the catch-up in progress, held per partition (`fold.rs`).
     folded: fold::FoldedReports,
+    /// The buffers of catch-ups shared out over the run's threads (`parallel.rs`).
+    shared_out: parallel::SharedOut,
 }
 
 /// The stepper's state of one member slot.
@@ -143,6 +148,7 @@ impl Stepper for Fast {
             signature_scratch: Vec::new(),
             slots: Vec::new(),
             folded: fold::FoldedReports::default(),
+            shared_out: parallel::SharedOut::default(),
         }
     }
 
@@ -223,5 +229,16 @@ impl Stepper for Fast {
 
     fn behind(world: &World<'_, Fast>, owner: Conn, now: SimTime) -> bool {
         world.conn_behind(owner, now)
+    }
+
+    fn shared_catch_ups(world: &World<'_, Fast>) -> u64 {
+        world.stepper.shared_out.times()
+    }
+}
+
+impl Fast {
+    /// Shares the catch-ups before each sample out over `threads` threads (`parallel.rs`).
+    pub(in crate::world) fn share_out_over(&mut self, threads: usize) {
+        self.shared_out.start_threads(threads);
     }
 }

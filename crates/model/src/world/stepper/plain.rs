@@ -47,4 +47,8 @@ impl Stepper for Plain {
     fn behind(_: &World<'_, Plain>, _: Conn, _: SimTime) -> bool {
         false
     }
+
+    fn shared_catch_ups(_: &World<'_, Plain>) -> u64 {
+        0
+    }
 }

@@ -1,0 +1,334 @@
+//! A sample's catch-ups shared out over the run's threads (issue 29: both cores for the main
+//! job, within one run).
+//!
+//! Before each sample (and at the end) every member with aside steps catches up to the same
+//! instant (`World::count_or_catch_up_all`), one after the other in slot order. In a
+//! stochastic run that is most of the run's work: a member's steps between two samples, its
+//! draws among them. Those catch-ups are independent of each other when every member folds
+//! its reports (`fold.rs`: it is the book owner, or there is none, of every partition it
+//! holds): a catch-up then writes only the member, its stream, its pending step and the logs
+//! of its own partitions (each drawn from the partition's own stream, `workload.rs`), and
+//! reads nothing another member's catch-up writes. So they run here on the run's rayon
+//! threads, each with its partitions' logs lent to it ([`LentLogs`]) and its reports held
+//! instead of given; then, on the calling thread and in slot order, the logs come back and
+//! each member's reports are given and its `max.poll.interval.ms` timer armed, exactly as the
+//! one-after-the-other catch-ups give and arm them. Every output stays the same, whatever
+//! the number of threads (`tests/stepping.rs` runs the scenarios on one and on four).
+//!
+//! Where any member with aside steps does not qualify (its partitions' book owner is another
+//! member, its processing is constant, a log is a topic's shared one), where fewer than
+//! [`MIN_MEMBERS`] catch up, or where the run has one thread, the catch-ups run one after the
+//! other as before. Cycles (constant runs) are never looked for here: a run whose steps may
+//! repeat counts them instead (`cycle.rs`).
+
+use super::fold::FoldedReports;
+use super::lazy::{run_folded_steps, AsideMember};
+use super::Fast;
+use crate::consumer::Consumer;
+use crate::records::RecordTimes;
+use crate::types::Conn;
+use crate::workload::PartitionLog;
+use crate::world::{Logs, LogsByPartition, World};
+use assignors::Tp;
+use rayon::prelude::*;
+use sim_core::SimTime;
+use std::ops::Range;
+
+use super::cycle::Bound;
+
+/// Members catching up at least, for their catch-ups to be shared out.
+const MIN_MEMBERS: usize = 2;
+
+/// Pieces of work per thread (a piece: consecutive members, with one fold and one report
+/// buffer): more pieces even out members of unequal work.
+const PIECES_PER_THREAD: usize = 4;
+
+/// The threads of shared-out catch-ups and their buffers, kept from sample to sample.
+#[derive(Default)]
+pub(in crate::world) struct SharedOut {
+    /// The run's threads (none: catch-ups run one after the other).
+    pool: Option<rayon::ThreadPool>,
+    /// How many times catch-ups were shared out.
+    times: u64,
+    /// One a piece of work.
+    pieces: Vec<Piece>,
+    /// Per topic and partition: the member catching up (its index among them) that reads
+    /// it, or [`NO_BORROWER`].
+    borrower: Vec<Vec<u32>>,
+}
+
+impl SharedOut {
+    /// Starts `threads` threads for the run's catch-ups (none for one, or if they cannot
+    /// start: the catch-ups then run one after the other, with the same results).
+    pub(in crate::world) fn start_threads(&mut self, threads: usize) {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
+        self.pool = (threads >= 2).then(|| pool.build().ok()).flatten();
+    }
+
+    /// How many times catch-ups were shared out.
+    pub(in crate::world) fn times(&self) -> u64 {
+        self.times
+    }
+}
+
+/// A piece of work's fold and the reports its members' catch-ups hold.
+#[derive(Default)]
+struct Piece {
+    folded: FoldedReports,
+    reports: HeldReports,
+}
+
+/// Reports held for the world, in the order they were made: each a partition's records from
+/// its first offset, their arrivals and ends one list each.
+#[derive(Default)]
+struct HeldReports {
+    heads: Vec<ReportHead>,
+    arrivals: Vec<SimTime>,
+    ends: Vec<SimTime>,
+}
+
+/// One held report: at `at`, `records` records of `tp` from offset `first`.
+struct ReportHead {
+    at: SimTime,
+    tp: Tp,
+    first: u64,
+    records: usize,
+}
+
+impl HeldReports {
+    fn clear(&mut self) {
+        self.heads.clear();
+        self.arrivals.clear();
+        self.ends.clear();
+    }
+
+    /// Holds the report `(tp, first, times)` made at `at`.
+    fn push(&mut self, at: SimTime, tp: Tp, first: u64, times: &RecordTimes) {
+        let RecordTimes::Listed { arrivals, ends } = times else {
+            unreachable!("a folded report lists its records")
+        };
+        self.arrivals.extend_from_slice(arrivals);
+        self.ends.extend_from_slice(ends);
+        self.heads.push(ReportHead { at, tp, first, records: arrivals.len() });
+    }
+}
+
+/// The logs of one member's partitions, lent to its catch-up on another thread: a
+/// [`LogView`](crate::consumer::LogView) of those partitions only.
+struct LentLogs<'a> {
+    tps: Vec<Tp>,
+    logs: Vec<&'a mut PartitionLog>,
+}
+
+impl LogsByPartition for LentLogs<'_> {
+    /// A member holds a few partitions: a look at each is a search.
+    #[inline]
+    fn log(&mut self, tp: Tp) -> &mut PartitionLog {
+        let i = self.tps.iter().position(|t| *t == tp).expect("a partition of the member");
+        self.logs[i]
+    }
+}
+
+impl Logs {
+    /// Whether the logs of `tps` may be lent: none is its topic's shared log.
+    fn may_lend(&self, mut tps: impl Iterator<Item = Tp>) -> bool {
+        tps.all(|tp| self.shared[tp.topic as usize].is_none())
+    }
+
+    /// Lends each partition's log to the member `borrower` names (by index, in `lent`), in
+    /// partition order: each member's logs in the order of its partitions.
+    fn lend<'a>(&'a mut self, borrower: &[Vec<u32>], lent: &mut [LentLogs<'a>]) {
+        for (topic, (logs, borrowers)) in self.logs.iter_mut().zip(borrower).enumerate() {
+            for (partition, (log, &who)) in logs.iter_mut().zip(borrowers).enumerate() {
+                if who != NO_BORROWER {
+                    let tp = Tp { topic: topic as u32, partition: partition as u32 };
+                    lent[who as usize].tps.push(tp);
+                    lent[who as usize].logs.push(log);
+                }
+            }
+        }
+    }
+}
+
+/// No member borrows the log.
+const NO_BORROWER: u32 = u32::MAX;
+
+/// One member's catch-up, on whichever thread runs its piece.
+struct MemberCatchUp<'a> {
+    member: AsideMember<'a>,
+    logs: LentLogs<'a>,
+    bound: Bound,
+    /// The member's partitions (the fold's places).
+    owned: usize,
+    /// Whether any step ran.
+    ran: bool,
+    /// Its reports among its piece's, and the index of its first record there.
+    reports: Range<usize>,
+    first_record: usize,
+}
+
+impl MemberCatchUp<'_> {
+    /// [`World::run_quiet_steps`]'s folded catch-up, its reports held in `piece`.
+    fn run(&mut self, piece: &mut Piece) {
+        let Piece { folded, reports } = piece;
+        let start = reports.heads.len();
+        self.first_record = reports.arrivals.len();
+        folded.begin(self.owned);
+        while let Some(at) =
+            run_folded_steps(&mut self.member, &mut self.logs, folded, self.bound, None)
+        {
+            self.ran = true;
+            folded.drain(|tp, first, times| reports.push(at, tp, first, times));
+        }
+        self.reports = start..reports.heads.len();
+    }
+}
+
+/// What a member's catch-up left for the calling thread: its slot, its piece, whether any
+/// step ran, its reports among its piece's and the index of its first record there.
+struct Outcome {
+    slot: usize,
+    piece: usize,
+    ran: bool,
+    reports: Range<usize>,
+    first_record: usize,
+}
+
+impl World<'_, Fast> {
+    /// Every member with aside steps catches up to `now` as [`World::catch_up`] would, on
+    /// the run's threads; false (nothing done) when they must run one after the other.
+    pub(in crate::world) fn catch_up_all_shared_out(&mut self, now: SimTime) -> bool {
+        let Some(threads) = self.stepper.shared_out.pool.as_ref().map(|p| p.current_num_threads())
+        else {
+            return false;
+        };
+        if self.stepper.periodic {
+            return false;
+        }
+        let due: Vec<usize> =
+            (0..self.slots.len()).filter(|&s| self.stepper.slots[s].lazy.is_some()).collect();
+        if due.len() < MIN_MEMBERS || !due.iter().all(|&slot| self.may_catch_up_apart(slot)) {
+            return false;
+        }
+        let mut shared = std::mem::take(&mut self.stepper.shared_out);
+        if !self.mark_borrowers(&due, &mut shared.borrower) {
+            self.stepper.shared_out = shared;
+            return false;
+        }
+        let pieces = due.len().min(threads * PIECES_PER_THREAD);
+        let per_piece = due.len().div_ceil(pieces);
+        shared.pieces.resize_with(due.len().div_ceil(per_piece), Piece::default);
+        let outcomes = self.run_apart(now, &due, &mut shared, per_piece);
+        shared.times += 1;
+        for outcome in outcomes {
+            self.give_held(&outcome, &shared.pieces[outcome.piece].reports);
+        }
+        self.stepper.shared_out = shared;
+        true
+    }
+
+    /// Marks in `borrower` the partitions of the members of `due` (by index there); the
+    /// others, [`NO_BORROWER`]. False if two of them hold one partition (a member that has
+    /// not learnt yet that it lost it): their catch-ups read one log.
+    fn mark_borrowers(&self, due: &[usize], borrower: &mut Vec<Vec<u32>>) -> bool {
+        borrower.resize_with(self.logs.logs.len(), Vec::new);
+        for (marks, logs) in borrower.iter_mut().zip(&self.logs.logs) {
+            marks.clear();
+            marks.resize(logs.len(), NO_BORROWER);
+        }
+        for (index, &slot) in due.iter().enumerate() {
+            let consumer = self.slots[slot].consumer.as_ref().expect("a member catching up");
+            for tp in consumer.owned_partitions() {
+                let mark = &mut borrower[tp.topic as usize][tp.partition as usize];
+                if *mark != NO_BORROWER {
+                    return false;
+                }
+                *mark = index as u32;
+            }
+        }
+        true
+    }
+
+    /// Whether `slot`'s catch-up may run apart: its member lists its records' times, folds
+    /// its reports, and reads no shared log.
+    fn may_catch_up_apart(&self, slot: usize) -> bool {
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
+        debug_assert!(self.stepper.slots[slot].cycles.is_empty(), "no cycle in a stochastic run");
+        consumer.lists_records()
+            && self.may_fold_reports(slot).is_some()
+            && self.logs.may_lend(consumer.owned_partitions())
+    }
+
+    /// Runs the catch-ups of `due` (in slot order) in pieces of `per_piece` members on the
+    /// run's threads; gives what each left, in slot order.
+    fn run_apart(
+        &mut self,
+        now: SimTime,
+        due: &[usize],
+        shared: &mut SharedOut,
+        per_piece: usize,
+    ) -> Vec<Outcome> {
+        let World { slots, stepper, logs, .. } = self;
+        let Fast { slots: stepper_slots, current_rank, .. } = stepper;
+        let mut lent: Vec<LentLogs> =
+            due.iter().map(|_| LentLogs { tps: Vec::new(), logs: Vec::new() }).collect();
+        logs.lend(&shared.borrower, &mut lent);
+        let mut lent = lent.into_iter();
+        let mut next_due = due.iter().peekable();
+        let mut jobs = Vec::with_capacity(due.len());
+        for (slot, (s, ss)) in slots.iter_mut().zip(stepper_slots.iter_mut()).enumerate() {
+            if next_due.next_if_eq(&&slot).is_none() {
+                continue;
+            }
+            let consumer: &mut Consumer = s.consumer.as_mut().expect("a member catching up");
+            let inclusive = (slot as u64) < *current_rank;
+            let bound = Bound { until: now, inclusive, loud: consumer.loud_at() };
+            let owned = consumer.poll_loop.owned.len();
+            let member = AsideMember { consumer, rng: &mut s.rng, lazy: &mut ss.lazy };
+            let logs = lent.next().expect("logs lent to each member");
+            let (ran, reports, first_record) = (false, 0..0, 0);
+            jobs.push(MemberCatchUp { member, logs, bound, owned, ran, reports, first_record });
+        }
+        let pool = shared.pool.as_ref().expect("the run's threads");
+        let pieces = &mut shared.pieces;
+        pool.install(|| {
+            let work = jobs.par_chunks_mut(per_piece).zip(pieces.par_iter_mut());
+            work.for_each(|(jobs, piece)| {
+                piece.reports.clear();
+                jobs.iter_mut().for_each(|job| job.run(piece));
+            })
+        });
+        let pieces_of = jobs.iter().enumerate().map(|(i, job)| (i / per_piece, job));
+        let outcomes = pieces_of.zip(due).map(|((piece, job), &slot)| Outcome {
+            slot,
+            piece,
+            ran: job.ran,
+            reports: job.reports.clone(),
+            first_record: job.first_record,
+        });
+        outcomes.collect()
+    }
+
+    /// Gives the reports `outcome`'s member held, then, if any of its steps ran, what
+    /// [`World::catch_up_until`] does after them.
+    fn give_held(&mut self, outcome: &Outcome, held: &HeldReports) {
+        let conn: Conn = self.slots[outcome.slot].consumer.as_ref().expect("a member").conn();
+        let mut index = outcome.first_record;
+        for head in &held.heads[outcome.reports.clone()] {
+            let range = index..index + head.records;
+            index += head.records;
+            let (mut arrivals, mut ends) = std::mem::take(&mut self.spare_times);
+            arrivals.clear();
+            ends.clear();
+            arrivals.extend_from_slice(&held.arrivals[range.clone()]);
+            ends.extend_from_slice(&held.ends[range]);
+            let times = RecordTimes::listed(arrivals, ends);
+            self.on_processed(head.at, conn, head.tp, head.first, &times);
+            self.spare_times = times.into_lists();
+        }
+        if outcome.ran {
+            self.stepper.slots[outcome.slot].forget_cycle_position();
+            self.sync_poll_timer(outcome.slot);
+        }
+    }
+}
