@@ -182,7 +182,7 @@ impl PartitionLog {
     /// [`PartitionLog::read_from`] that also appends the arrivals of the offsets read to
     /// `out` (`LogView::read_into`): a Poisson reader of the held times copies them as it
     /// walks them.
-    #[inline]
+    #[inline(always)]
     pub fn read_into<A: ArrivalList>(
         &mut self,
         at: SimTime,
