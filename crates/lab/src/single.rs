@@ -1,7 +1,7 @@
 //! One protocol run of one scenario: build the world, run it to the end, fold the metrics.
 
 use metrics::{Collector, RunLabels, RunReport};
-use model::{NoProbe, Stepping};
+use model::{CatchUpThreads, NoProbe, Stepping};
 use scenario::{ProtocolSpec, Scenario};
 use std::fmt;
 
@@ -77,12 +77,12 @@ pub fn run_protocol_spilling(
     stepping: Stepping,
     threshold: usize,
 ) -> Result<RunReport, RunError> {
-    run_protocol_with(scenario, protocol, seed, (stepping, 1), threshold)
+    run_protocol_with(scenario, protocol, seed, (stepping, CatchUpThreads::new(1)), threshold)
 }
 
 /// [`run_protocol_stepped`] on `threads` threads (`model::simulate_on_threads`: the members'
-/// catch-ups before each sample of a stochastic run shared out over them): the same report
-/// for any number.
+/// catch-ups before each sample of a stochastic run shared out over them, from
+/// `model::CatchUpThreads::MIN_MEMBERS` members on): the same report for any number.
 pub fn run_protocol_on_threads(
     scenario: &Scenario,
     protocol: ProtocolSpec,
@@ -91,6 +91,7 @@ pub fn run_protocol_on_threads(
     threads: usize,
 ) -> Result<RunReport, RunError> {
     let threshold = metrics::SPILL_THRESHOLD;
+    let threads = CatchUpThreads::new(threads);
     run_protocol_with(scenario, protocol, seed, (stepping, threads), threshold)
 }
 
@@ -99,7 +100,7 @@ fn run_protocol_with(
     scenario: &Scenario,
     protocol: ProtocolSpec,
     seed: u64,
-    (stepping, threads): (Stepping, usize),
+    (stepping, threads): (Stepping, CatchUpThreads),
     threshold: usize,
 ) -> Result<RunReport, RunError> {
     let labels = run_labels(scenario, protocol, seed);

@@ -29,6 +29,6 @@ pub use records::RecordTimes;
 pub use tp_table::TpTable;
 pub use types::{Conn, Tp};
 pub use world::{
-    simulate, simulate_on_threads, simulate_probed, simulate_stepped, MemberView, NoProbe, Probe,
-    RunStats, Stepping, WorldView,
+    simulate, simulate_on_threads, simulate_probed, simulate_stepped, CatchUpThreads, MemberView,
+    NoProbe, Probe, RunStats, Stepping, WorldView,
 };

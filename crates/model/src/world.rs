@@ -36,6 +36,7 @@ mod member_state;
 mod stepper;
 mod timing;
 mod view;
+pub use stepper::CatchUpThreads;
 pub(crate) use stepper::Stepper;
 pub use stepper::Stepping;
 use stepper::{Fast, Plain};
@@ -95,20 +96,21 @@ pub fn simulate_stepped(
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
 ) -> RunStats {
-    simulate_on_threads(scenario, protocol, seed, stepping, 1, observer, probe)
+    let threads = CatchUpThreads::new(1);
+    simulate_on_threads(scenario, protocol, seed, stepping, threads, observer, probe)
 }
 
-/// [`simulate_stepped`] on `threads` threads: with fast stepping, the members' catch-ups
-/// before each sample of a stochastic run are shared out over them
-/// (`world/stepper/parallel.rs`). The observations are the same for any number of threads;
-/// the calling thread waits while they work. One thread (or a pool that cannot start) runs
-/// everything on the calling thread.
+/// [`simulate_stepped`] on the threads of `threads`: with fast stepping, the members'
+/// catch-ups before each sample of a stochastic run are shared out over them when enough
+/// members catch up (`world/stepper/parallel.rs`). The observations are the same for any
+/// number of threads; the calling thread waits while they work. One thread (or a pool that
+/// cannot start) runs everything on the calling thread.
 pub fn simulate_on_threads(
     scenario: &Scenario,
     protocol: ProtocolSpec,
     seed: u64,
     stepping: Stepping,
-    threads: usize,
+    threads: CatchUpThreads,
     observer: &mut dyn Observer,
     probe: &mut dyn Probe,
 ) -> RunStats {

@@ -21,6 +21,7 @@ mod parallel;
 mod plain;
 
 pub(in crate::world) use lazy::is_poll_step;
+pub use parallel::CatchUpThreads;
 pub(in crate::world) use plain::Plain;
 
 use crate::consumer::ConsumerInput;
@@ -237,8 +238,8 @@ impl Stepper for Fast {
 }
 
 impl Fast {
-    /// Shares the catch-ups before each sample out over `threads` threads (`parallel.rs`).
-    pub(in crate::world) fn share_out_over(&mut self, threads: usize) {
+    /// Shares the catch-ups before each sample out as `threads` says (`parallel.rs`).
+    pub(in crate::world) fn share_out_over(&mut self, threads: CatchUpThreads) {
         self.shared_out.start_threads(threads);
     }
 }

@@ -16,9 +16,9 @@
 //! the number of threads (`tests/stepping.rs` runs the scenarios on one and on four).
 //!
 //! Where any member with aside steps does not qualify (its partitions' book owner is another
-//! member, its processing is constant, a log is a topic's shared one), where fewer than
-//! [`MIN_MEMBERS`] catch up, or where the run has one thread, the catch-ups run one after the
-//! other as before. Cycles (constant runs) are never looked for here: a run whose steps may
+//! member, its processing is constant, a log is a topic's shared one), where fewer than the
+//! run's [`CatchUpThreads::min_members`] catch up, or where the run has one thread, the
+//! catch-ups run one after the other as before. Cycles (constant runs) are never looked for here: a run whose steps may
 //! repeat counts them instead (`cycle.rs`).
 
 use super::fold::FoldedReports;
@@ -36,9 +36,6 @@ use std::ops::Range;
 
 use super::cycle::Bound;
 
-/// Members catching up at least, for their catch-ups to be shared out.
-const MIN_MEMBERS: usize = 2;
-
 /// Pieces of work per thread (a piece: consecutive members, with one fold and one report
 /// buffer): more pieces even out members of unequal work.
 const PIECES_PER_THREAD: usize = 4;
@@ -48,6 +45,8 @@ const PIECES_PER_THREAD: usize = 4;
 pub(in crate::world) struct SharedOut {
     /// The run's threads (none: catch-ups run one after the other).
     pool: Option<rayon::ThreadPool>,
+    /// Members catching up at least, for their catch-ups to be shared out.
+    min_members: usize,
     /// How many times catch-ups were shared out.
     times: u64,
     /// One a piece of work.
@@ -58,16 +57,39 @@ pub(in crate::world) struct SharedOut {
 }
 
 impl SharedOut {
-    /// Starts `threads` threads for the run's catch-ups (none for one, or if they cannot
-    /// start: the catch-ups then run one after the other, with the same results).
-    pub(in crate::world) fn start_threads(&mut self, threads: usize) {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
-        self.pool = (threads >= 2).then(|| pool.build().ok()).flatten();
+    /// Starts the threads of `threads` for the run's catch-ups (none for one, or if they
+    /// cannot start: the catch-ups then run one after the other, with the same results).
+    pub(in crate::world) fn start_threads(&mut self, threads: CatchUpThreads) {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.threads);
+        self.pool = (threads.threads >= 2).then(|| pool.build().ok()).flatten();
+        self.min_members = threads.min_members;
     }
 
     /// How many times catch-ups were shared out.
     pub(in crate::world) fn times(&self) -> u64 {
         self.times
+    }
+}
+
+/// How a run shares its members' catch-ups out over threads ([`crate::simulate_on_threads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CatchUpThreads {
+    /// Threads (one: the catch-ups run one after the other, on the calling thread).
+    pub threads: usize,
+    /// Members catching up at least, for a sample's catch-ups to be shared out.
+    pub min_members: usize,
+}
+
+impl CatchUpThreads {
+    /// Members catching up at least, by default. Measured (docs/performance.md, "(13)"): a
+    /// thousand members' catch-ups ran 1.13-1.28x faster in wall time on two threads, a
+    /// hundred's about 1.1x, forty's (the user's deployment scenario) no faster; each costs
+    /// 1.2-1.4x the CPU time.
+    pub const MIN_MEMBERS: usize = 100;
+
+    /// `threads` threads, sharing out from [`CatchUpThreads::MIN_MEMBERS`] members on.
+    pub fn new(threads: usize) -> CatchUpThreads {
+        CatchUpThreads { threads, min_members: CatchUpThreads::MIN_MEMBERS }
     }
 }
 
@@ -207,7 +229,9 @@ impl World<'_, Fast> {
         }
         let due: Vec<usize> =
             (0..self.slots.len()).filter(|&s| self.stepper.slots[s].lazy.is_some()).collect();
-        if due.len() < MIN_MEMBERS || !due.iter().all(|&slot| self.may_catch_up_apart(slot)) {
+        if due.len() < self.stepper.shared_out.min_members.max(2)
+            || !due.iter().all(|&slot| self.may_catch_up_apart(slot))
+        {
             return false;
         }
         let mut shared = std::mem::take(&mut self.stepper.shared_out);
