@@ -9,18 +9,21 @@
 //! holds): a catch-up then writes only the member, its stream, its pending step and the logs
 //! of its own partitions (each drawn from the partition's own stream, `workload.rs`), and
 //! reads nothing another member's catch-up writes. So they run here on the run's rayon
-//! threads, each with its partitions' logs lent to it ([`LentLogs`]) and its reports held
-//! instead of given; then, on the calling thread and in slot order, the logs come back and
-//! each member's reports are given and its `max.poll.interval.ms` timer armed, exactly as the
-//! one-after-the-other catch-ups give and arm them. Every output stays the same, whatever
-//! the number of threads (`tests/stepping.rs` runs the scenarios on one and on four).
+//! threads, each with `&mut` borrows of its partitions' logs ([`LentLogs`], handed out in one
+//! walk over the logs) and its reports held instead of given; then, on the calling thread and
+//! in slot order, each member's reports are given and its `max.poll.interval.ms` timer armed,
+//! exactly as the one-after-the-other catch-ups give and arm them. Every output stays the
+//! same, whatever the number of threads (`lab/tests/stepping.rs` runs the scenarios on one and
+//! on three).
 //!
 //! Where any member with aside steps does not qualify (its partitions' book owner is another
-//! member, its processing is constant, a log is a topic's shared one), where fewer than the
-//! run's [`CatchUpThreads::min_members`] catch up, or where the run has one thread, the
-//! catch-ups run one after the other as before. Cycles (constant runs) are never looked for here: a run whose steps may
-//! repeat counts them instead (`cycle.rs`).
+//! member, its processing is constant, a log is a topic's shared one, two of them hold one
+//! partition), where fewer than the run's [`CatchUpThreads::min_members`] catch up, or where
+//! the run has one thread, the catch-ups run one after the other as before. Cycles (constant
+//! runs) are never looked for here: a run whose steps may repeat counts them instead
+//! (`cycle.rs`).
 
+use super::cycle::Bound;
 use super::fold::FoldedReports;
 use super::lazy::{run_folded_steps, AsideMember};
 use super::Fast;
@@ -33,8 +36,6 @@ use assignors::Tp;
 use rayon::prelude::*;
 use sim_core::SimTime;
 use std::ops::Range;
-
-use super::cycle::Bound;
 
 /// Pieces of work per thread (a piece: consecutive members, with one fold and one report
 /// buffer): more pieces even out members of unequal work.
