@@ -204,7 +204,7 @@ fn fast_stepping_equals_plain_with_many_partitions_a_member() {
 /// (`model::simulate_on_threads`, `world/stepper/parallel.rs`) change nothing: every scenario
 /// in `sims/` and `sims/real/`, under every protocol it lists, gives the same report (events
 /// included) on three threads as on one, and the stochastic ones do share them out (from two
-/// members on: these groups are smaller than the default's hundred).
+/// members on, the default).
 #[test]
 fn catch_ups_on_three_threads_equal_one_on_every_sim() {
     let mut shared = 0;

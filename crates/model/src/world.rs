@@ -592,7 +592,7 @@ impl<'o, S: Stepper> World<'o, S> {
 
     fn sample(&mut self, now: SimTime) {
         let unreported = S::before_sample(self, now);
-        let produced = self.logs.log_end_sum(now);
+        let produced = S::produced(self, now);
         let members = self.group_members();
         self.observer.observe(Observation::Sample { at: now, produced, members, unreported });
         self.trim_logs();

@@ -74,6 +74,11 @@ pub(crate) trait Stepper: Sized {
     fn on_crash(world: &mut World<'_, Self>, slot: usize);
     /// Before a sample at `now`: the records processed by then and not reported yet.
     fn before_sample(world: &mut World<'_, Self>, now: SimTime) -> u64;
+    /// At a sample at `now`, after [`Stepper::before_sample`]: every partition's log end
+    /// offset, summed.
+    fn produced(world: &mut World<'_, Self>, now: SimTime) -> u64 {
+        world.logs.log_end_sum(now)
+    }
     /// Before the end of the run at `now`: every step due by then has run.
     fn before_end(world: &mut World<'_, Self>, now: SimTime);
     /// Runs the steps of `owner` that come before the event being handled at `now` (the
@@ -217,6 +222,18 @@ impl Stepper for Fast {
     /// aside steps catches up.
     fn before_sample(world: &mut World<'_, Fast>, now: SimTime) -> u64 {
         world.count_or_catch_up_all(now)
+    }
+
+    /// The log ends of the partitions whose members' catch-ups were just shared out were
+    /// summed on the run's threads: the others' are added here.
+    fn produced(world: &mut World<'_, Fast>, now: SimTime) -> u64 {
+        let Some(lent) = world.stepper.shared_out.take_lent_log_ends(now) else {
+            return world.logs.log_end_sum(now);
+        };
+        let produced =
+            lent + world.logs.log_end_sum_unlent(now, world.stepper.shared_out.borrowers());
+        debug_assert_eq!(produced, world.logs.log_end_sum(now), "lent and unlent log ends");
+        produced
     }
 
     fn before_end(world: &mut World<'_, Fast>, now: SimTime) {

@@ -16,6 +16,12 @@
 //! same, whatever the number of threads (`lab/tests/stepping.rs` runs the scenarios on one and
 //! on three).
 //!
+//! Once caught up, each catch-up also draws its partitions' logs past the next sample (drawing
+//! a partition's arrivals sooner changes none of them) and sums their log ends at the sample:
+//! the calling thread's catch-ups between two samples (a member's auto-commit) then find their
+//! arrivals drawn, and the sample's `produced` adds only the log ends of the partitions no
+//! member caught up on ([`Logs::log_end_sum_unlent`]).
+//!
 //! Where any member with aside steps does not qualify (its partitions' book owner is another
 //! member, its processing is constant, a log is a topic's shared one, two of them hold one
 //! partition), where fewer than the run's [`CatchUpThreads::min_members`] catch up, or where
@@ -55,6 +61,9 @@ pub(in crate::world) struct SharedOut {
     /// Per topic and partition: the member catching up (its index among them) that reads
     /// it, or [`NO_BORROWER`].
     borrower: Vec<Vec<u32>>,
+    /// The instant of the last shared-out catch-ups and the log end offsets there of the
+    /// partitions lent to them, summed on the threads (a sample's `produced`).
+    lent_log_ends: Option<(SimTime, u64)>,
 }
 
 impl SharedOut {
@@ -70,6 +79,18 @@ impl SharedOut {
     pub(in crate::world) fn times(&self) -> u64 {
         self.times
     }
+
+    /// The lent partitions' log ends summed at `now`, if catch-ups to `now` were the last
+    /// shared out (then [`SharedOut::borrowers`] marks those partitions); forgotten here.
+    pub(in crate::world) fn take_lent_log_ends(&mut self, now: SimTime) -> Option<u64> {
+        self.lent_log_ends.take().and_then(|(at, sum)| (at == now).then_some(sum))
+    }
+
+    /// Per topic and partition, the borrower of the last shared-out catch-ups or
+    /// [`NO_BORROWER`].
+    pub(in crate::world) fn borrowers(&self) -> &[Vec<u32>] {
+        &self.borrower
+    }
 }
 
 /// How a run shares its members' catch-ups out over threads ([`crate::simulate_on_threads`]).
@@ -82,11 +103,12 @@ pub struct CatchUpThreads {
 }
 
 impl CatchUpThreads {
-    /// Members catching up at least, by default. Measured (docs/performance.md, "(13)"): a
-    /// thousand members' catch-ups ran 1.13-1.28x faster in wall time on two threads, a
-    /// hundred's about 1.1x, forty's (the user's deployment scenario) no faster; each costs
-    /// 1.2-1.4x the CPU time.
-    pub const MIN_MEMBERS: usize = 100;
+    /// Members catching up at least, by default: any two. Measured (docs/performance.md,
+    /// "(14)"): since the shared-out catch-ups also draw their logs past the next sample,
+    /// the user's deployment scenario (40 members) runs 4-20% faster in wall time on two
+    /// threads and its 16- and 4-member forms 22-37% (each for about 1.3x the CPU time);
+    /// before that, forty members gained nothing and the default was a hundred ("(13)").
+    pub const MIN_MEMBERS: usize = 2;
 
     /// `threads` threads, sharing out from [`CatchUpThreads::MIN_MEMBERS`] members on.
     pub fn new(threads: usize) -> CatchUpThreads {
@@ -153,6 +175,25 @@ impl LogsByPartition for LentLogs<'_> {
 }
 
 impl Logs {
+    /// The log end offsets at `at` of the partitions `borrower` marks [`NO_BORROWER`],
+    /// summed (a topic with a shared log counts its log end once per partition).
+    pub(in crate::world) fn log_end_sum_unlent(
+        &mut self,
+        at: SimTime,
+        borrower: &[Vec<u32>],
+    ) -> u64 {
+        let topics = self.logs.iter_mut().zip(self.shared.iter_mut()).zip(borrower);
+        topics
+            .map(|((logs, shared), marks)| match shared {
+                Some(shared) => shared.log_end(at) * logs.len() as u64,
+                None => {
+                    let unlent = logs.iter_mut().zip(marks).filter(|(_, &m)| m == NO_BORROWER);
+                    unlent.map(|(log, _)| log.log_end(at)).sum()
+                }
+            })
+            .sum()
+    }
+
     /// Whether the logs of `tps` may be lent: none is its topic's shared log.
     fn may_lend(&self, mut tps: impl Iterator<Item = Tp>) -> bool {
         tps.all(|tp| self.shared[tp.topic as usize].is_none())
@@ -181,6 +222,11 @@ struct MemberCatchUp<'a> {
     member: AsideMember<'a>,
     logs: LentLogs<'a>,
     bound: Bound,
+    /// The next sample, if any: the member's logs are drawn past it once caught up, so that
+    /// its catch-ups between the two samples (on the calling thread) find them drawn.
+    draw_past: Option<SimTime>,
+    /// Its partitions' log end offsets at `bound.until`, summed once caught up.
+    log_end_sum: u64,
     /// The member's partitions (the fold's places).
     owned: usize,
     /// Whether any step ran.
@@ -204,6 +250,20 @@ impl MemberCatchUp<'_> {
             folded.drain(|tp, first, times| reports.push(at, tp, first, times));
         }
         self.reports = start..reports.heads.len();
+        self.draw_ahead_and_sum_log_ends();
+    }
+
+    /// Draws each of the member's logs past [`MemberCatchUp::draw_past`] (each partition's
+    /// arrivals are drawn from its own stream: drawing them here, sooner, changes no value)
+    /// and sums their log ends now.
+    fn draw_ahead_and_sum_log_ends(&mut self) {
+        let now = self.bound.until;
+        for log in &mut self.logs.logs {
+            if let Some(next) = self.draw_past {
+                log.log_end(next);
+            }
+            self.log_end_sum += log.log_end(now);
+        }
     }
 }
 
@@ -215,12 +275,14 @@ struct Outcome {
     ran: bool,
     reports: Range<usize>,
     first_record: usize,
+    log_end_sum: u64,
 }
 
 impl World<'_, Fast> {
     /// Every member with aside steps catches up to `now` as [`World::catch_up`] would, on
     /// the run's threads; false (nothing done) when they must run one after the other.
     pub(in crate::world) fn catch_up_all_shared_out(&mut self, now: SimTime) -> bool {
+        self.stepper.shared_out.lent_log_ends = None;
         let Some(threads) = self.stepper.shared_out.pool.as_ref().map(|p| p.current_num_threads())
         else {
             return false;
@@ -245,6 +307,8 @@ impl World<'_, Fast> {
         shared.pieces.resize_with(due.len().div_ceil(per_piece), Piece::default);
         let outcomes = self.run_apart(now, &due, &mut shared, per_piece);
         shared.times += 1;
+        let lent_log_ends = outcomes.iter().map(|o| o.log_end_sum).sum();
+        shared.lent_log_ends = Some((now, lent_log_ends));
         for outcome in outcomes {
             self.give_held(&outcome, &shared.pieces[outcome.piece].reports);
         }
@@ -293,6 +357,8 @@ impl World<'_, Fast> {
         shared: &mut SharedOut,
         per_piece: usize,
     ) -> Vec<Outcome> {
+        let next_sample = now + self.sample_every;
+        let draw_past = (next_sample <= self.end).then_some(next_sample);
         let World { slots, stepper, logs, .. } = self;
         let Fast { slots: stepper_slots, current_rank, .. } = stepper;
         let mut lent: Vec<LentLogs> =
@@ -311,8 +377,18 @@ impl World<'_, Fast> {
             let owned = consumer.poll_loop.owned.len();
             let member = AsideMember { consumer, rng: &mut s.rng, lazy: &mut ss.lazy };
             let logs = lent.next().expect("logs lent to each member");
-            let (ran, reports, first_record) = (false, 0..0, 0);
-            jobs.push(MemberCatchUp { member, logs, bound, owned, ran, reports, first_record });
+            let (ran, reports, first_record, log_end_sum) = (false, 0..0, 0, 0);
+            jobs.push(MemberCatchUp {
+                member,
+                logs,
+                bound,
+                draw_past,
+                log_end_sum,
+                owned,
+                ran,
+                reports,
+                first_record,
+            });
         }
         let pool = shared.pool.as_ref().expect("the run's threads");
         let pieces = &mut shared.pieces;
@@ -330,6 +406,7 @@ impl World<'_, Fast> {
             ran: job.ran,
             reports: job.reports.clone(),
             first_record: job.first_record,
+            log_end_sum: job.log_end_sum,
         });
         outcomes.collect()
     }
