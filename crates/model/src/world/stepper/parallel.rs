@@ -105,7 +105,7 @@ pub struct CatchUpThreads {
 impl CatchUpThreads {
     /// Members catching up at least, by default: any two. Measured (docs/performance.md,
     /// "(14)"): since the shared-out catch-ups also draw their logs past the next sample,
-    /// the user's deployment scenario (40 members) runs 4-20% faster in wall time on two
+    /// the user's deployment scenario (40 members) runs 4-23% faster in wall time on two
     /// threads and its 16- and 4-member forms 22-37% (each for about 1.3x the CPU time);
     /// before that, forty members gained nothing and the default was a hundred ("(13)").
     pub const MIN_MEMBERS: usize = 2;
