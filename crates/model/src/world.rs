@@ -187,11 +187,21 @@ impl Logs {
     /// The log end offsets of every partition at `at`, summed (a topic with a shared log
     /// counts its log end once per partition, without reading the partitions' logs).
     fn log_end_sum(&mut self, at: SimTime) -> u64 {
-        let topics = self.logs.iter_mut().zip(self.shared.iter_mut());
+        self.sum_by_topic(at, |_, logs| PartitionLog::log_end_sum(logs, at))
+    }
+
+    /// The log end offsets at `at`, summed over topics: a topic with a shared log counts its
+    /// log end once per partition, the others what `unshared(topic, logs)` sums.
+    fn sum_by_topic(
+        &mut self,
+        at: SimTime,
+        mut unshared: impl FnMut(usize, &mut [PartitionLog]) -> u64,
+    ) -> u64 {
+        let topics = self.logs.iter_mut().zip(self.shared.iter_mut()).enumerate();
         topics
-            .map(|(logs, shared)| match shared {
+            .map(|(topic, (logs, shared))| match shared {
                 Some(shared) => shared.log_end(at) * logs.len() as u64,
-                None => PartitionLog::log_end_sum(logs, at),
+                None => unshared(topic, logs),
             })
             .sum()
     }

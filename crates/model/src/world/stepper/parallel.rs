@@ -182,16 +182,10 @@ impl Logs {
         at: SimTime,
         borrower: &[Vec<u32>],
     ) -> u64 {
-        let topics = self.logs.iter_mut().zip(self.shared.iter_mut()).zip(borrower);
-        topics
-            .map(|((logs, shared), marks)| match shared {
-                Some(shared) => shared.log_end(at) * logs.len() as u64,
-                None => {
-                    let unlent = logs.iter_mut().zip(marks).filter(|(_, &m)| m == NO_BORROWER);
-                    unlent.map(|(log, _)| log.log_end(at)).sum()
-                }
-            })
-            .sum()
+        self.sum_by_topic(at, |topic, logs| {
+            let unlent = logs.iter_mut().zip(&borrower[topic]).filter(|(_, &m)| m == NO_BORROWER);
+            unlent.map(|(log, _)| log.log_end(at)).sum()
+        })
     }
 
     /// Whether the logs of `tps` may be lent: none is its topic's shared log.
