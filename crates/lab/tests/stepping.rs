@@ -8,6 +8,7 @@
 use lab::divergence::{first_divergence, run_traced};
 use lab::Stepping;
 use metrics::RunReport;
+use model::RunStats;
 use scenario::{ProtocolSpec, Scenario};
 use std::path::{Path, PathBuf};
 
@@ -200,6 +201,16 @@ fn fast_stepping_equals_plain_with_many_partitions_a_member() {
     }
 }
 
+/// One fast run of `protocol` with its catch-ups shared out over `threads` threads (from two
+/// members on): its report and its counts.
+fn run_on_threads(s: &Scenario, protocol: ProtocolSpec, threads: usize) -> (RunReport, RunStats) {
+    let threads = model::CatchUpThreads { threads, min_members: 2 };
+    let mut collector = metrics::Collector::new(lab::run_labels(s, protocol, s.seed));
+    let (seed, fast, probe) = (s.seed, Stepping::Fast, &mut model::NoProbe);
+    let stats = model::simulate_on_threads(s, protocol, seed, fast, threads, &mut collector, probe);
+    (collector.finish(), stats)
+}
+
 /// The members' catch-ups before each sample shared out over threads
 /// (`model::simulate_on_threads`, `world/stepper/parallel.rs`) change nothing: every scenario
 /// in `sims/` and `sims/real/`, under every protocol it lists, gives the same report (events
@@ -211,22 +222,7 @@ fn catch_ups_on_three_threads_equal_one_on_every_sim() {
     for file in sims("sims").into_iter().chain(sims("sims/real")) {
         let s = scenario::load(&file).unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
         for protocol in s.protocols.clone() {
-            let run = |threads| {
-                let threads = model::CatchUpThreads { threads, min_members: 2 };
-                let mut collector = metrics::Collector::new(lab::run_labels(&s, protocol, s.seed));
-                let probe = &mut model::NoProbe;
-                let (seed, fast) = (s.seed, Stepping::Fast);
-                let stats = model::simulate_on_threads(
-                    &s,
-                    protocol,
-                    seed,
-                    fast,
-                    threads,
-                    &mut collector,
-                    probe,
-                );
-                (collector.finish(), stats)
-            };
+            let run = |threads| run_on_threads(&s, protocol, threads);
             let ((one, one_stats), (three, three_stats)) = (run(1), run(3));
             assert_eq!(one_stats.shared_catch_ups, 0, "{} {protocol}: one thread", file.display());
             assert_eq!(one_stats.events, three_stats.events, "{} {protocol}", file.display());
@@ -235,4 +231,33 @@ fn catch_ups_on_three_threads_equal_one_on_every_sim() {
         }
     }
     assert!(shared > 100, "only {shared} samples' catch-ups were shared out");
+}
+
+/// A rebalance reaches each member at its own instant (its heartbeat response, then its join
+/// and sync responses), and each such input catches its member up; at most every 100 ms of
+/// simulated time (`world/stepper/parallel.rs`, `World::share_out_before_catch_up`) every
+/// member's catch-ups are shared out first. Four members, 20 s sampled every second: the
+/// samples and the end share out at most 21 times (18 for eager when only they do); a rolling
+/// restart (one member every 2 s from 5 s, each down 1 s) rebalances the group, and its
+/// inputs share out more (24 for eager, 28 for cooperative, 33 for KIP-848), with the same
+/// report as on one thread.
+#[test]
+fn rebalance_inputs_share_out_catch_ups() {
+    let text = "name = \"restart-shared\"\nduration = \"20s\"\nseed = 7\n\
+        protocols = [\"eager:range\", \"cooperative:cooperative-sticky\", \"consumer:uniform\"]\n\n\
+        [[topic]]\nname = \"t\"\npartitions = 8\nrate = 200.0\narrival = \"poisson\"\n\n\
+        [consumer]\nprocessing = { dist = \"lognormal\", mean = \"1ms\", p99 = \"5ms\" }\n\n\
+        [broker.config]\n\"group.initial.rebalance.delay.ms\" = 0\n\n[group]\nmembers = 4\n\n\
+        [[event]]\nat = \"5s\"\nkind = \"rolling-restart\"\ninterval = \"2s\"\ndowntime = \"1s\"\n";
+    let s = scenario::parse_str(text, Path::new("restart-shared.toml"))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    for protocol in s.protocols.clone() {
+        let ((one, _), (three, stats)) =
+            (run_on_threads(&s, protocol, 1), run_on_threads(&s, protocol, 3));
+        assert_eq!(one, three, "{protocol}: the reports");
+        let rebalances = three.summary.as_ref().expect("a summary").rebalances;
+        let shared = stats.shared_catch_ups;
+        assert!(rebalances >= 2, "{protocol}: {rebalances} rebalances");
+        assert!(shared > 21, "{protocol}: shared out {shared} times");
+    }
 }

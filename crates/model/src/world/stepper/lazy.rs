@@ -337,7 +337,7 @@ impl World<'_, Fast> {
 
     /// Runs every aside step due by `now` (the end of the run; a sample counts instead).
     pub(in crate::world) fn catch_up_all(&mut self, now: SimTime) {
-        if self.catch_up_all_shared_out(now) {
+        if self.catch_up_all_shared_out(now, true) {
             return;
         }
         for slot in 0..self.slots.len() {
@@ -350,7 +350,7 @@ impl World<'_, Fast> {
     /// Before a sample: the records of steady members on a known cycle are counted (returned),
     /// every other member with aside steps catches up.
     pub(in crate::world) fn count_or_catch_up_all(&mut self, now: SimTime) -> u64 {
-        if self.catch_up_all_shared_out(now) {
+        if self.catch_up_all_shared_out(now, true) {
             return 0; // A run whose catch-ups are shared out has no cycle to count.
         }
         let mut unreported = 0;
@@ -509,7 +509,9 @@ impl World<'_, Fast> {
     }
 
     /// Before `input` reaches `slot`, unless the member's protocol says it leaves the poll
-    /// loop alone (`Consumer::input_leaves_poll_loop_alone`): its steps due by `now` run, and
+    /// loop alone (`Consumer::input_leaves_poll_loop_alone`): its steps due by `now` run (if
+    /// the input is not a response that changes nothing, with every member's, shared out,
+    /// when those are far enough behind: [`World::share_out_before_catch_up`]), and
     /// its pending step goes back to the queue unless the input is a response that changes
     /// nothing (`Consumer::response_changes_nothing`) to a member busy with a batch (such a
     /// response only wakes a poll that waits for records).
@@ -520,6 +522,9 @@ impl World<'_, Fast> {
         let consumer = self.slots[slot].consumer.as_ref();
         if consumer.is_some_and(|c| c.input_leaves_poll_loop_alone(input)) {
             return;
+        }
+        if !consumer.is_some_and(|c| c.response_changes_nothing(input)) {
+            self.share_out_before_catch_up(now);
         }
         self.catch_up(slot, now);
         let Some(consumer) = self.slots[slot].consumer.as_ref() else { return };

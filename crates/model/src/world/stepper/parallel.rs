@@ -22,6 +22,12 @@
 //! arrivals drawn, and the sample's `produced` adds only the log ends of the partitions no
 //! member caught up on ([`Logs::log_end_sum_unlent`]).
 //!
+//! The same happens before a member catches up for an input that changes something, when the
+//! last shared-out catch-ups are [`SHARE_OUT_AFTER`] behind
+//! (`World::share_out_before_catch_up`): a rebalance reaches each member at its own instant,
+//! and without it each member would catch up since the last sample one at a time on the
+//! calling thread.
+//!
 //! Where any member with aside steps does not qualify (its partitions' book owner is another
 //! member, its processing is constant, a log is a topic's shared one, two of them hold one
 //! partition), where fewer than the run's [`CatchUpThreads::min_members`] catch up, or where
@@ -47,6 +53,15 @@ use std::ops::Range;
 /// buffer): more pieces even out members of unequal work.
 const PIECES_PER_THREAD: usize = 4;
 
+/// How long after the last shared-out catch-ups (or the last try) a member's catch-up for an
+/// input that changes something shares out every member's first
+/// ([`World::share_out_before_catch_up`]). Measured on the stochastic hour cut to 44 minutes,
+/// eager (docs/performance.md, "(15)"): 272 s against 299-351 s for the build before,
+/// alternated, same bytes; counted with a temporary counter when every input shared out (a
+/// heartbeat response that changes nothing too), its inputs' catch-ups on the calling thread
+/// ran 36 million steps instead of 1,059 million.
+const SHARE_OUT_AFTER: SimTime = SimTime::from_millis(100);
+
 /// The threads of shared-out catch-ups and their buffers, kept from sample to sample.
 #[derive(Default)]
 pub(in crate::world) struct SharedOut {
@@ -64,6 +79,9 @@ pub(in crate::world) struct SharedOut {
     /// The instant of the last shared-out catch-ups and the log end offsets there of the
     /// partitions lent to them, summed on the threads (a sample's `produced`).
     lent_log_ends: Option<(SimTime, u64)>,
+    /// When catch-ups were last shared out or tried to be (refused: a member that does not
+    /// qualify).
+    last_try: Option<SimTime>,
 }
 
 impl SharedOut {
@@ -216,6 +234,9 @@ struct MemberCatchUp<'a> {
     member: AsideMember<'a>,
     logs: LentLogs<'a>,
     bound: Bound,
+    /// Whether it catches up for a sample (or the end): its logs are then drawn ahead and
+    /// their log ends summed once it has caught up.
+    at_sample: bool,
     /// The next sample, if any: the member's logs are drawn past it once caught up, so that
     /// its catch-ups between the two samples (on the calling thread) find them drawn.
     draw_past: Option<SimTime>,
@@ -244,7 +265,9 @@ impl MemberCatchUp<'_> {
             folded.drain(|tp, first, times| reports.push(at, tp, first, times));
         }
         self.reports = start..reports.heads.len();
-        self.draw_ahead_and_sum_log_ends();
+        if self.at_sample {
+            self.draw_ahead_and_sum_log_ends();
+        }
     }
 
     /// Draws each of the member's logs past [`MemberCatchUp::draw_past`] (each partition's
@@ -275,8 +298,15 @@ struct Outcome {
 impl World<'_, Fast> {
     /// Every member with aside steps catches up to `now` as [`World::catch_up`] would, on
     /// the run's threads; false (nothing done) when they must run one after the other.
-    pub(in crate::world) fn catch_up_all_shared_out(&mut self, now: SimTime) -> bool {
+    /// `at_sample`: for a sample or the end (not before one member's catch-up): each
+    /// member's logs are then drawn ahead and their log ends summed for the sample.
+    pub(in crate::world) fn catch_up_all_shared_out(
+        &mut self,
+        now: SimTime,
+        at_sample: bool,
+    ) -> bool {
         self.stepper.shared_out.lent_log_ends = None;
+        self.stepper.shared_out.last_try = Some(now);
         let Some(threads) = self.stepper.shared_out.pool.as_ref().map(|p| p.current_num_threads())
         else {
             return false;
@@ -299,15 +329,33 @@ impl World<'_, Fast> {
         let pieces = due.len().min(threads * PIECES_PER_THREAD);
         let per_piece = due.len().div_ceil(pieces);
         shared.pieces.resize_with(due.len().div_ceil(per_piece), Piece::default);
-        let outcomes = self.run_apart(now, &due, &mut shared, per_piece);
+        let outcomes = self.run_apart(now, at_sample, &due, &mut shared, per_piece);
         shared.times += 1;
         let lent_log_ends = outcomes.iter().map(|o| o.log_end_sum).sum();
-        shared.lent_log_ends = Some((now, lent_log_ends));
+        shared.lent_log_ends = at_sample.then_some((now, lent_log_ends));
         for outcome in outcomes {
             self.give_held(&outcome, &shared.pieces[outcome.piece].reports);
         }
         self.stepper.shared_out = shared;
         true
+    }
+
+    /// Before a member catches up at `now` for an input that changes something (a rebalance's
+    /// heartbeat response, join or sync response, assignment): if the last shared-out
+    /// catch-ups (or the last try) are at least [`SHARE_OUT_AFTER`] behind, every member with
+    /// aside steps catches up to `now` on the run's threads first, as before a sample, but
+    /// without drawing ahead or summing log ends. A rebalance reaches each member at its own
+    /// instant, and without this each would catch up since the last sample one member at a
+    /// time on the calling thread. Which steps run is the same: any member's steps that come
+    /// before the event being handled may run before it. (Heartbeat responses that change
+    /// nothing, to idle members, and auto-commit wake-ups still catch up one member: sharing
+    /// out at every such one, every 100 ms, cost a steady run more than it gained.)
+    pub(in crate::world) fn share_out_before_catch_up(&mut self, now: SimTime) {
+        let shared = &self.stepper.shared_out;
+        if shared.pool.is_none() || shared.last_try.is_some_and(|t| now < t + SHARE_OUT_AFTER) {
+            return;
+        }
+        self.catch_up_all_shared_out(now, false);
     }
 
     /// Marks in `borrower` the partitions of the members of `due` (by index there); the
@@ -347,6 +395,7 @@ impl World<'_, Fast> {
     fn run_apart(
         &mut self,
         now: SimTime,
+        at_sample: bool,
         due: &[usize],
         shared: &mut SharedOut,
         per_piece: usize,
@@ -376,6 +425,7 @@ impl World<'_, Fast> {
                 member,
                 logs,
                 bound,
+                at_sample,
                 draw_past,
                 log_end_sum,
                 owned,
