@@ -276,6 +276,17 @@ impl Observer for Tee {
         self.collector.observe_processed(tp, first, times);
     }
 
+    fn observe_processed_listed(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+    ) {
+        self.on_delivered(tp, first, ends.len() as u64);
+        self.collector.observe_processed_listed(tp, first, arrivals, ends);
+    }
+
     fn observe(&mut self, observation: Observation) {
         match &observation {
             Observation::Processed { tp, first, times } => {

@@ -363,6 +363,21 @@ pub trait Observer {
         self.observe(Observation::Processed { tp, first, times: times.clone() });
     }
 
+    /// [`Observer::observe_processed`] of listed times lent as two lists of equal length
+    /// (the reports a shared-out catch-up held, `world/stepper/parallel.rs`): the default
+    /// observes a copy as [`RecordTimes::Listed`]; an observer that reads them in place
+    /// overrides it, and the calling thread copies nothing.
+    fn observe_processed_listed(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+    ) {
+        let times = RecordTimes::listed(arrivals.to_vec(), ends.to_vec());
+        self.observe_processed(tp, first, &times);
+    }
+
     /// [`Observation::Access`] with its owner's name lent: the default observes a copy; an
     /// observer that knows the name already need not touch its count.
     fn observe_access(&mut self, access: AccessRef<'_>) {
@@ -458,6 +473,16 @@ impl<O: RecordObserver> Observer for RecordByRecord<O> {
 
     fn observe_processed(&mut self, tp: Tp, first: u64, times: &RecordTimes) {
         self.0.records(tp, first, &mut times.pairs(0, times.len()));
+    }
+
+    fn observe_processed_listed(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+    ) {
+        self.0.records(tp, first, &mut arrivals.iter().copied().zip(ends.iter().copied()));
     }
 
     fn observe_access(&mut self, access: AccessRef<'_>) {

@@ -745,6 +745,20 @@ impl<'o, S: Stepper> World<'o, S> {
         self.observer.observe_processed(tp, first, times);
     }
 
+    /// [`World::on_processed`] of listed times lent as two lists of equal length (a
+    /// shared-out catch-up's held reports: the observer reads them in place).
+    fn on_processed_listed(
+        &mut self,
+        now: SimTime,
+        conn: Conn,
+        (tp, first): (Tp, u64),
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+    ) {
+        ownership::record_processed(self, conn, tp, first, ends.len() as u64, now);
+        self.observer.observe_processed_listed(tp, first, arrivals, ends);
+    }
+
     fn on_member_note(&mut self, now: SimTime, conn: Conn, note: ConsumerNote) {
         let name = || self.slots[conn.slot as usize].name.to_string();
         match note {

@@ -414,6 +414,17 @@ impl Observer for Tee<'_> {
         self.second.observe_processed(tp, first, times);
     }
 
+    fn observe_processed_listed(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+    ) {
+        self.first.observe_processed_listed(tp, first, arrivals, ends);
+        self.second.observe_processed_listed(tp, first, arrivals, ends);
+    }
+
     fn observe_access(&mut self, access: AccessRef<'_>) {
         self.first.observe_access(access);
         self.second.observe_access(access);

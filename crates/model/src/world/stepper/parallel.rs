@@ -455,22 +455,16 @@ impl World<'_, Fast> {
         outcomes.collect()
     }
 
-    /// Gives the reports `outcome`'s member held, then, if any of its steps ran, what
-    /// [`World::catch_up_until`] does after them.
+    /// Gives the reports `outcome`'s member held (their times lent, not copied), then, if
+    /// any of its steps ran, what [`World::catch_up_until`] does after them.
     fn give_held(&mut self, outcome: &Outcome, held: &HeldReports) {
         let conn: Conn = self.slots[outcome.slot].consumer.as_ref().expect("a member").conn();
         let mut index = outcome.first_record;
         for head in &held.heads[outcome.reports.clone()] {
             let range = index..index + head.records;
             index += head.records;
-            let (mut arrivals, mut ends) = std::mem::take(&mut self.spare_times);
-            arrivals.clear();
-            ends.clear();
-            arrivals.extend_from_slice(&held.arrivals[range.clone()]);
-            ends.extend_from_slice(&held.ends[range]);
-            let times = RecordTimes::listed(arrivals, ends);
-            self.on_processed(head.at, conn, head.tp, head.first, &times);
-            self.spare_times = times.into_lists();
+            let (arrivals, ends) = (&held.arrivals[range.clone()], &held.ends[range]);
+            self.on_processed_listed(head.at, conn, (head.tp, head.first), arrivals, ends);
         }
         if outcome.ran {
             self.stepper.slots[outcome.slot].forget_cycle_position();
