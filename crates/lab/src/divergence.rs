@@ -514,6 +514,16 @@ impl Observer for Trace {
         RecordByRecord(self).observe_processed(tp, first, times);
     }
 
+    fn observe_processed_listed(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+    ) {
+        RecordByRecord(self).observe_processed_listed(tp, first, arrivals, ends);
+    }
+
     fn observe_access(&mut self, access: AccessRef<'_>) {
         RecordByRecord(self).observe_access(access);
     }

@@ -347,6 +347,8 @@ impl<W: Write> Observer for TraceObserver<'_, W> {
 
     fn observe_processed(&mut self, _: Tp, _: u64, _: &RecordTimes) {}
 
+    fn observe_processed_listed(&mut self, _: Tp, _: u64, _: &[SimTime], _: &[SimTime]) {}
+
     fn observe_access(&mut self, access: AccessRef<'_>) {
         let mut writer = self.cell.borrow_mut();
         if let Some((id, name)) = access.owner {
