@@ -96,10 +96,10 @@ fn a_poisson_backlog_that_outgrows_the_budget_is_refused() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("estimate p.toml: peak memory 239 MB, wall time 396.0 s"), "{stdout}");
-    // A hundred such partitions: 3.6e11 records, 21,532 MB of checkpoints (100 x 38,912 times
-    // held: 74 MB more): refused.
+    // A hundred such partitions: 3.6e11 records, 21,458 MB of checkpoints and 82 MB of times
+    // held (100 x 38,912 times x 22 bytes): refused.
     write(d, "p100.toml", &text.replace("partitions = 1\n", "partitions = 100\n"));
-    let message = "p100.toml: the run is estimated to need 21555 MB of memory at its peak, above the budget of 16384 MB; most of it: 21532 MB for a Poisson backlog of 3.600e11 records (lower [[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, [group] members)";
+    let message = "p100.toml: the run is estimated to need 21563 MB of memory at its peak, above the budget of 16384 MB; most of it: 21540 MB for a Poisson backlog of 3.600e11 records (lower [[topic]] rate or arrival = \"poisson\", duration, [consumer] processing, [group] members)";
     expect(&sim_env(d, &["validate", "p100.toml"], None), 2, message);
     expect(&sim_env(d, &["run", "p100.toml", "--out", "o"], None), 2, message);
     assert!(!d.join("o").exists(), "refused before any work");

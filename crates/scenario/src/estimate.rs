@@ -15,10 +15,12 @@
 //! - the Poisson arrival times held: `crates/model/src/workload/poisson.rs` holds the drawn
 //!   time of each record not yet consumed and committed up to [`POISSON_TIMES_HELD_MAX`] a
 //!   partition, and past that (a backlog that grows) a 32-byte checkpoint per 1,024 records;
+//! - the records of one sample's catch-ups, held while they run on the run's threads;
+//! - the cycles of steady members' steps (constant arrivals and processing);
 //! - heartbeats (members x duration / interval), Poisson draws and per-partition poll work, for
 //!   the wall time.
 
-use crate::types::{Arrival, EventKind, Protocol, Scenario};
+use crate::types::{Arrival, EventKind, Processing, Protocol, Scenario};
 
 /// The default memory budget: 16 GiB of this machine kind's 24 GiB (docs/limits.md), leaving
 /// the rest to the system and to the other processes of a shared machine.
@@ -48,10 +50,34 @@ const INTERVAL_BYTES: f64 = 32.0;
 /// (a test in `lab` keeps the two equal); a finished run keeps at most these until the files
 /// are written.
 pub const INTERVALS_HELD_MAX: f64 = 1_048_576.0;
-/// Per held Poisson arrival time: 8 bytes, with the vector's growth and compaction slack
-/// (fitted when every arrival was held: one partition at 10^6 records/s for 20 s peaked at
-/// 407 MB).
-const ARRIVAL_BYTES: f64 = 20.0;
+/// Per held Poisson arrival time: 8 bytes, with the vector's growth and compaction slack: a
+/// partition's vector doubles when it is full, after dropping a trimmed prefix of at least a
+/// quarter of it, so it holds at most 8/3 of the most times ever live, 21.3 bytes a time (the
+/// test `held_times_keep_a_bounded_slack` in `model`; 20, fitted when every arrival was held,
+/// was under it for the stochastic reference, docs/limits.md).
+const ARRIVAL_BYTES: f64 = 22.0;
+/// Per record of a sample's shared-out catch-ups (variable processing): its arrival and end,
+/// held until the calling thread gives them (`model`'s `world/stepper/parallel.rs`), twice for
+/// the vectors' growth.
+const HELD_REPORT_BYTES: f64 = 32.0;
+/// Cycles a steady member keeps: `model`'s `world/stepper/lazy.rs` `MAX_CYCLES` (a test in
+/// `model` keeps the two equal).
+pub const CYCLES_PER_MEMBER: f64 = 2.0;
+/// Per step of a kept cycle of a member with `p` partitions: `CYCLE_STEP_BYTES + p x
+/// CYCLE_STEP_PARTITION_BYTES` (its signature, 64 words reserved; its loop state and the
+/// records of the step; a row of counts per partition). Fitted on the constant reference's
+/// layout (1,000 members of 10 partitions at 100 records/s, 0.5 ms a record: 74 MiB peak for
+/// 120 s against 35 MB estimated without cycles, docs/limits.md), where a period is about two
+/// steps per partition.
+const CYCLE_STEP_BYTES: f64 = 1024.0;
+/// See [`CYCLE_STEP_BYTES`].
+const CYCLE_STEP_PARTITION_BYTES: f64 = 48.0;
+/// The most steps of a kept cycle: a recording holds `model`'s `cycle::MAX_RECORDED`
+/// snapshots, and a cycle one more (a test in `model` keeps them equal).
+pub const CYCLE_STEPS_MAX: f64 = 257.0;
+/// The most samples of a run: `model`'s `world::MAX_SAMPLES` (a test in `model` keeps the two
+/// equal). A longer run samples every `ceil(seconds / SAMPLES_MAX)` seconds.
+pub const SAMPLES_MAX: f64 = 2_000.0;
 /// The most Poisson arrival times a partition holds: `model`'s `poisson::RUN_SIZES`, held
 /// times up to the cap and a block past it, decoded ones up to the window's cap and a block
 /// (a test in `model` keeps the two equal).
@@ -174,6 +200,26 @@ fn estimate_with(scenario: &Scenario, protocols: usize, at_once: usize) -> Estim
                 * in_flight,
         },
         Part {
+            what: format!(
+                "{:.3e} records of a sample's catch-ups held{times}",
+                sizes.records_per_sample
+            ),
+            keys: keys(
+                "[[topic]] rate, duration (a sample every ceil(duration / 2000 s) seconds)",
+                "[[topic]] rate, duration (a sample every ceil(duration / 2000 s) seconds), \
+                 --jobs",
+            ),
+            amount: sizes.records_per_sample * HELD_REPORT_BYTES * in_flight,
+        },
+        Part {
+            what: format!("the repeating steps of {} steady members{times}", sizes.cycling_members),
+            keys: keys(
+                "[group] members, [[topic]] partitions (constant arrivals and processing)",
+                "[group] members, [[topic]] partitions (constant arrivals and processing), --jobs",
+            ),
+            amount: sizes.cycling_members * sizes.cycle_bytes_per_member * in_flight,
+        },
+        Part {
             what: format!("{} members{times}", sizes.members),
             keys: keys(
                 "[group] members, join and scale events",
@@ -236,6 +282,13 @@ struct Sizes {
     held_times: f64,
     /// Poisson arrivals drawn in one protocol run.
     poisson_records: f64,
+    /// Records a sample's shared-out catch-ups hold at once (0 for constant processing:
+    /// those are never shared out).
+    records_per_sample: f64,
+    /// Members whose steps may repeat (constant arrivals and processing, a member that keeps
+    /// up), and the cycles each keeps.
+    cycling_members: f64,
+    cycle_bytes_per_member: f64,
 }
 
 impl Sizes {
@@ -259,6 +312,15 @@ impl Sizes {
         let intervals_held_all = per_protocol.map(|n| n.min(INTERVALS_HELD_MAX)).sum();
         let PoissonSizes { backlog, held_times, drawn: poisson_records } =
             poisson_sizes(scenario, partitions, duration_s);
+        let records_per_sample = if matches!(scenario.consumer.processing, Processing::Constant(_))
+        {
+            0.0
+        } else {
+            let rate_per_s: f64 =
+                scenario.topics.iter().map(|t| t.rate_per_s * f64::from(t.partitions)).sum();
+            rate_per_s * sample_every_s(duration_s)
+        };
+        let (cycling_members, cycle_bytes_per_member) = cycle_sizes(scenario, partitions);
         Sizes {
             partitions,
             members,
@@ -270,6 +332,9 @@ impl Sizes {
             backlog,
             held_times,
             poisson_records,
+            records_per_sample,
+            cycling_members,
+            cycle_bytes_per_member,
         }
     }
 
@@ -353,11 +418,45 @@ struct PoissonSizes {
     drawn: f64,
 }
 
+/// The members that keep cycles of their steps, and the bytes each keeps: a run of constant
+/// arrivals and processing records a steady member's steps until they repeat
+/// (`model`'s `world/stepper/cycle.rs`) and keeps [`CYCLES_PER_MEMBER`] periods of them. A member
+/// with `p` partitions (the group's share) whose topics have one rate repeats after about
+/// `2p + 1` steps (a batch's end and a poll's wake-up per partition); one that cannot keep up
+/// (`p` x the highest rate x the processing time at least 1) works off a backlog and never
+/// repeats, and one whose topics receive nothing has no step. Topics of different rates
+/// usually repeat after more steps than a recording holds and keep less (counted alike).
+fn cycle_sizes(scenario: &Scenario, partitions: f64) -> (f64, f64) {
+    let constant = scenario.topics.iter().all(|t| t.arrival == Arrival::Constant);
+    let Processing::Constant(processing) = scenario.consumer.processing else { return (0.0, 0.0) };
+    let members = f64::from(scenario.group.members);
+    if !constant || members < 1.0 || partitions < 1.0 {
+        return (0.0, 0.0);
+    }
+    let share = (partitions / members).ceil();
+    let fastest = scenario.topics.iter().map(|t| t.rate_per_s).fold(0.0, f64::max);
+    if fastest <= 0.0 || share * fastest * processing.as_secs_f64() >= 1.0 {
+        return (0.0, 0.0);
+    }
+    let steps = (2.0 * share + 1.0).min(CYCLE_STEPS_MAX);
+    let per_member =
+        CYCLES_PER_MEMBER * steps * (CYCLE_STEP_BYTES + share * CYCLE_STEP_PARTITION_BYTES);
+    (members.min(partitions), per_member)
+}
+
+/// The seconds between two samples of a run of `duration_s` (`model`'s `World::new`).
+fn sample_every_s(duration_s: f64) -> f64 {
+    (duration_s.ceil() / SAMPLES_MAX).ceil().max(1.0)
+}
+
 /// A partition's consumer processes at most `1 / mean processing time` records per second,
 /// and the group its members' share; what a partition receives above that accumulates for the
-/// whole run. The rest is held for about an auto-commit interval (offsets below the committed
-/// one are dropped). Of each partition's backlog at most [`POISSON_TIMES_HELD_MAX`] times are
-/// held.
+/// whole run. The rest is held until it is committed: from the start until the first commit
+/// (the group's initial rebalance delay, then an auto-commit interval), later for about an
+/// auto-commit interval; logs are trimmed at samples and drawn a sample ahead (two sample
+/// intervals), and a second more for the group to form. Of each partition's backlog at most
+/// [`POISSON_TIMES_HELD_MAX`] times are held. (The stochastic reference, 100 records/s a
+/// partition: about 1,100 times a partition before its first commit, 11 s.)
 fn poisson_sizes(scenario: &Scenario, partitions: f64, duration_s: f64) -> PoissonSizes {
     let processing_s = scenario.consumer.processing.mean().as_secs_f64();
     let members = f64::from(scenario.group.members);
@@ -366,7 +465,10 @@ fn poisson_sizes(scenario: &Scenario, partitions: f64, duration_s: f64) -> Poiss
     } else {
         f64::INFINITY
     };
-    let window_s = scenario.consumer.config.auto_commit_interval.as_secs_f64() + 1.0;
+    let window_s = scenario.broker.group_initial_rebalance_delay.as_secs_f64()
+        + scenario.consumer.config.auto_commit_interval.as_secs_f64()
+        + 2.0 * sample_every_s(duration_s)
+        + 1.0;
     let mut sizes = PoissonSizes { backlog: 0.0, held_times: 0.0, drawn: 0.0 };
     for topic in scenario.topics.iter().filter(|t| t.arrival == Arrival::Poisson) {
         let count = f64::from(topic.partitions);

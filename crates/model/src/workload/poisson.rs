@@ -179,7 +179,7 @@ impl PoissonArrivals {
             }
             let block_end = (drawn | (self.sizes.block - 1)) + 1;
             let segment_end = target.min(block_end);
-            self.times.reserve((segment_end - drawn) as usize);
+            self.make_room((segment_end - drawn) as usize);
             for _ in drawn..segment_end {
                 prev = next_poisson(prev, &gap_s, &mut self.rng);
                 self.times.push(prev);
@@ -197,6 +197,24 @@ impl PoissonArrivals {
         }
         let new_first = keep_from.min(drawn - self.sizes.held_keep).max(self.first_held);
         self.drop_held_below(new_first);
+    }
+
+    /// Room for `additional` more times: a trimmed prefix of at least a quarter of the held
+    /// times (and [`COMPACT_FROM`]) is dropped before the vector would grow, instead of
+    /// doubling it with the prefix in it (each time is then moved at most three times per its
+    /// own length). A partition whose readers keep up holds a few seconds of records between
+    /// two commits: every one of its partitions' vectors kept twice what it needed, the
+    /// stochastic reference's largest allocation (docs/limits.md).
+    fn make_room(&mut self, additional: usize) {
+        let len = self.times.len();
+        if len + additional > self.times.capacity()
+            && self.head >= COMPACT_FROM
+            && self.head * 4 >= len
+        {
+            self.times.drain(..self.head);
+            self.head = 0;
+        }
+        self.times.reserve(additional);
     }
 
     /// Moves `first_held` up to `offset` (at most the last drawn), compacting amortized.
@@ -686,6 +704,42 @@ mod tests {
         let most =
             RUN_SIZES.held_cap + RUN_SIZES.block + RUN_SIZES.window_cap as u64 + RUN_SIZES.block;
         assert_eq!(most as f64, scenario::estimate::POISSON_TIMES_HELD_MAX);
+    }
+
+    /// A partition whose reader keeps up, trimmed every second below what was read 5 s
+    /// before (a commit's floor): about 600 times are live, and the vector holding them stays
+    /// within 8/3 of the most ever live (doubling, and a trimmed prefix of at most a quarter
+    /// kept when it grows: `make_room`), the bound `validate`'s estimate counts
+    /// (`scenario::estimate::ARRIVAL_BYTES`). Compacting only when the prefix is as long as
+    /// the live times, as trims do, let it reach 2,048 here (16 KiB a partition, the stochastic
+    /// reference's largest allocation).
+    #[test]
+    fn held_times_keep_a_bounded_slack() {
+        let start = SimTime::ZERO;
+        let mut log = PoissonArrivals::new(100.0, RngStreams::new(3).stream("w"), RUN_SIZES);
+        let (mut most_live, mut read_at) = (0u64, std::collections::VecDeque::new());
+        for second in 1..=600 {
+            let at = SimTime::from_secs(second);
+            // The reader takes what arrived; the sample draws a second ahead.
+            let read = log.log_end(start, at);
+            log.log_end(start, at + SimTime::from_secs(1));
+            read_at.push_back(read);
+            if read_at.len() > 5 {
+                log.trim_below(read_at.pop_front().expect("5 s of reads"));
+            }
+            most_live = most_live.max(log.drawn_count() - log.first_held);
+            let bound = most_live * 8 / 3 + COMPACT_FROM as u64 + DRAW_AHEAD;
+            assert!(log.times.capacity() as u64 <= bound, "{second} s: {}", log.times.capacity());
+        }
+        assert!((500..800).contains(&most_live), "live {most_live}");
+        assert!(log.times.capacity() <= 1024, "capacity {}", log.times.capacity());
+    }
+
+    /// `validate`'s memory estimate knows how often a run samples (it trims the logs then, and
+    /// a sample's catch-ups hold their records).
+    #[test]
+    fn the_estimate_knows_the_samples() {
+        assert_eq!(crate::world::MAX_SAMPLES as f64, scenario::estimate::SAMPLES_MAX);
     }
 
     /// One partition at 10^6 records/s read by nobody for 5 simulated seconds, trimmed below

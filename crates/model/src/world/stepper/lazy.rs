@@ -716,4 +716,11 @@ mod tests {
         (0..20).for_each(|_| b.on_no_repeat(MAX_RECORDED, 1));
         assert_eq!(b.wait, MAX_RECORD_WAIT);
     }
+
+    /// `validate`'s memory estimate counts the cycles a steady member keeps.
+    #[test]
+    fn the_estimate_knows_the_cycles() {
+        assert_eq!(MAX_CYCLES as f64, scenario::estimate::CYCLES_PER_MEMBER);
+        assert_eq!((MAX_RECORDED + 1) as f64, scenario::estimate::CYCLE_STEPS_MAX);
+    }
 }
