@@ -28,7 +28,11 @@
 # minute 10): a shortened run is steady state only. Timings depend on the machine and its load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -q -p rebalance-sim
+# With BIN the binary measured is another build's: the working tree's is not built (an edit in
+# progress would otherwise cost a release build before every measurement).
+if [[ -z "${BIN:-}" ]]; then
+  cargo build --release --locked -q -p rebalance-sim
+fi
 cargo build --release --locked -q -p sim-core --example floor
 cargo build --release --locked -q -p lab --example draw_floor
 case "${VARIANT:-constant}" in
