@@ -647,3 +647,72 @@ fn duration_text(seconds: f64) -> String {
         format!("{:.1} days", seconds / 86400.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(text: &str) -> Scenario {
+        crate::parse_str(text, Path::new("t.toml")).expect("a valid scenario")
+    }
+
+    /// The part of `estimate` whose description starts with `what`.
+    fn part(estimate: &Estimate, what: &str) -> f64 {
+        let found = estimate.memory_parts.iter().find(|p| p.what.starts_with(what));
+        let all: Vec<_> = estimate.memory_parts.iter().map(|p| (&p.what, p.amount)).collect();
+        found.unwrap_or_else(|| panic!("no part {what:?} in {all:?}")).amount
+    }
+
+    /// Four Poisson partitions at 100 records/s, lognormal processing, one protocol, the
+    /// default 3 s initial rebalance delay and 5 s auto-commit interval. 60 s samples every
+    /// second: 1,100 times held a partition (3 + 5 + 2 x 1 + 1 s), 22 bytes each, and a
+    /// checkpoint's 64/1,024 bytes a record: 4 x 1,100 x (22 + 0.0625) = 97,075 bytes; a
+    /// sample's catch-ups hold 400 records, 32 bytes each: 12,800 bytes. Three hours sample
+    /// every 6 s (10,800 / 2,000, rounded up): 3 + 5 + 2 x 6 + 1 = 21 s held, 4 x 100 x 21 x
+    /// 22.0625 = 185,325 bytes, and 4 x 100 x 6 x 32 = 76,800 bytes of a sample's records.
+    #[test]
+    fn poisson_times_and_a_samples_records_by_hand() {
+        let text = |duration: &str| {
+            format!(
+                "duration = \"{duration}\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\n\
+                 partitions = 4\nrate = 100.0\narrival = \"poisson\"\n[consumer]\n\
+                 processing = {{ dist = \"lognormal\", mean = \"1ms\", p99 = \"6ms\" }}\n\
+                 [group]\nmembers = 2\n"
+            )
+        };
+        let minute = estimate(&scenario(&text("60s")));
+        assert_eq!(part(&minute, "a Poisson backlog of 4.400e3 records"), 97_075.0);
+        assert_eq!(part(&minute, "4.000e2 records of a sample's catch-ups held"), 12_800.0);
+        let hours = estimate(&scenario(&text("3h")));
+        assert_eq!(part(&hours, "a Poisson backlog of 8.400e3 records"), 185_325.0);
+        assert_eq!(part(&hours, "2.400e3 records of a sample's catch-ups held"), 76_800.0);
+    }
+
+    /// Ten members of 100 constant partitions at 10 records/s, 1 ms a record (a member's share
+    /// of 10 partitions is 10% busy): each keeps 2 cycles of 2 x 10 + 1 steps of 1,024 + 48 x 10
+    /// bytes, 10 x 2 x 21 x 1,504 = 631,680 bytes. At 100 records/s a member is busy all the
+    /// time (10 x 100 x 1 ms = 1): no cycle; nor with no record, or with lognormal processing
+    /// (and constant processing holds no sample's records).
+    #[test]
+    fn the_cycles_of_steady_members_by_hand() {
+        let text = |rate: &str, processing: &str| {
+            format!(
+                "duration = \"60s\"\nprotocols = [\"eager\"]\n[[topic]]\nname = \"t\"\n\
+                 partitions = 100\nrate = {rate}\n[consumer]\nprocessing = {processing}\n\
+                 [group]\nmembers = 10\n"
+            )
+        };
+        let steady = estimate(&scenario(&text("10.0", "\"1ms\"")));
+        assert_eq!(part(&steady, "the repeating steps of 10 steady members"), 631_680.0);
+        assert_eq!(part(&steady, "0.000e0 records of a sample's catch-ups held"), 0.0);
+        let busy = estimate(&scenario(&text("100.0", "\"1ms\"")));
+        assert_eq!(part(&busy, "the repeating steps of 0 steady members"), 0.0);
+        let idle = estimate(&scenario(&text("0.0", "\"1ms\"")));
+        assert_eq!(part(&idle, "the repeating steps of 0 steady members"), 0.0);
+        let varied = "{ dist = \"lognormal\", mean = \"1ms\", p99 = \"6ms\" }";
+        let stochastic = estimate(&scenario(&text("10.0", varied)));
+        assert_eq!(part(&stochastic, "the repeating steps of 0 steady members"), 0.0);
+        assert_eq!(part(&stochastic, "1.000e3 records of a sample's catch-ups held"), 32_000.0);
+    }
+}
