@@ -261,3 +261,54 @@ fn rebalance_inputs_share_out_catch_ups() {
         assert!(shared > 21, "{protocol}: shared out {shared} times");
     }
 }
+
+/// Heartbeat responses that change nothing, to members that wait in `poll()` most of the time
+/// (about 8% load: 150 records/s a member at 0.5 ms each), every 300 ms: fast stepping keeps
+/// such a response's wake-up with the member's aside steps and runs it in their order at its
+/// next catch-up (`World::defer_wake`) instead of catching the member up at the response; the
+/// wake-up moves the member's fetch rotation by one, so a wake-up run at the wrong place among
+/// its steps changes which partition a later fetch reads first. The report must not change,
+/// on one thread or shared out over three, and wake-ups must have been deferred.
+#[test]
+fn fast_stepping_equals_plain_with_heartbeats_to_waiting_members() {
+    let text = r#"name = "waiting-heartbeats"
+duration = "30s"
+seed = 11
+protocols = ["eager:range", "cooperative:cooperative-sticky", "consumer:uniform"]
+
+[[topic]]
+name = "t"
+partitions = 6
+rate = 50.0
+arrival = "poisson"
+
+[consumer]
+processing = { dist = "lognormal", mean = "0.5ms", p99 = "2ms" }
+commit = "auto"
+client = "java"
+
+[consumer.config]
+"heartbeat.interval.ms" = 300
+
+[broker.config]
+"group.consumer.heartbeat.interval.ms" = 300
+"group.initial.rebalance.delay.ms" = 0
+
+[network]
+rtt = "14ms"
+
+[group]
+members = 2
+"#;
+    let s = scenario::parse_str(text, Path::new("waiting-heartbeats.toml"))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    for protocol in s.protocols.clone() {
+        assert_same("waiting heartbeats", &s, protocol);
+        let ((one, one_stats), (three, three_stats)) =
+            (run_on_threads(&s, protocol, 1), run_on_threads(&s, protocol, 3));
+        assert_eq!(one, three, "{protocol}: the reports");
+        let deferred = (one_stats.deferred_wakes, three_stats.deferred_wakes);
+        eprintln!("{protocol}: deferred {deferred:?}");
+        assert!(deferred.0 > 50 && deferred.1 > 50, "{protocol}: deferred {deferred:?}");
+    }
+}

@@ -62,6 +62,9 @@ pub struct RunStats {
     /// Samples (and the end) before which the members' catch-ups were shared out over the
     /// run's threads ([`simulate_on_threads`]; 0 on one thread).
     pub shared_catch_ups: u64,
+    /// Heartbeat responses that changed nothing whose wake-up of the member's poll waited
+    /// with its steps run aside (fast stepping, `World::defer_wake`; 0 for plain stepping).
+    pub deferred_wakes: u64,
 }
 
 /// Runs `scenario` under `protocol` with `seed`, reporting every observation to `observer`.
@@ -527,8 +530,9 @@ impl<'o, S: Stepper> World<'o, S> {
             }
         }
         self.finish(events);
-        let shared_catch_ups = S::shared_catch_ups(self);
-        RunStats { events, hit_event_limit, shared_catch_ups }
+        let (shared_catch_ups, deferred_wakes) =
+            (S::shared_catch_ups(self), S::deferred_wakes(self));
+        RunStats { events, hit_event_limit, shared_catch_ups, deferred_wakes }
     }
 
     fn finish(&mut self, events: u64) {

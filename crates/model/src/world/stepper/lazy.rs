@@ -138,6 +138,10 @@ impl World<'_, Fast> {
     /// back on it one step later); while none applies, the steps after the first
     /// [`RECORD_AFTER`] are recorded to find a new one.
     fn catch_up_until(&mut self, slot: usize, until: SimTime, inclusive: bool) {
+        debug_assert!(
+            !self.stepper.periodic || self.stepper.slots[slot].deferred_wake.is_none(),
+            "a wake-up deferred in a run that looks for cycles"
+        );
         if !self.stepper.periodic {
             if self.run_quiet_steps(slot, until, inclusive) {
                 self.sync_poll_timer(slot);
@@ -224,12 +228,20 @@ impl World<'_, Fast> {
             if ran {
                 self.stepper.slots[slot].forget_cycle_position();
             }
+            self.check_wake_used(slot);
             return ran;
         }
+        let bound = Bound { until, inclusive, loud };
         let mut last = None;
-        while let Some(step) = self.stepper.slots[slot].lazy {
-            let due = step.at < until || (inclusive && step.at == until);
-            if !due || step.at >= loud || self.poll_timer_expired_by(slot, step.at) {
+        loop {
+            let consumer = self.slots[slot].consumer.as_ref().expect("an aside member");
+            let ss = &mut self.stepper.slots[slot];
+            let Some((step, woken)) =
+                next_aside_step(consumer, &mut ss.lazy, &mut ss.deferred_wake)
+            else {
+                break;
+            };
+            if !admitted(bound, step.at, woken) || self.poll_timer_expired_by(slot, step.at) {
                 break;
             }
             if last.is_none() {
@@ -239,7 +251,56 @@ impl World<'_, Fast> {
             debug_assert_eq!(self.slots[slot].consumer.as_ref().map(Consumer::loud_at), Some(loud));
             last = Some(step.at);
         }
+        self.check_wake_used(slot);
         last.is_some()
+    }
+
+    /// After a catch-up to the current instant: a wake-up deferred before it was used
+    /// (debug builds). It comes before every later event, and before the member's wake-up
+    /// (`set_aside`), its auto-commit deadline and any `max.poll.interval.ms` expiry, which no
+    /// catch-up passes ([`World::defer_wake`]).
+    pub(super) fn check_wake_used(&self, slot: usize) {
+        debug_assert!(
+            self.stepper.slots[slot].deferred_wake.is_none(),
+            "slot {slot}'s deferred wake-up {:?} outlived a catch-up",
+            self.stepper.slots[slot].deferred_wake
+        );
+    }
+
+    /// Before `input` reaches `slot` at `now`: a response that changes nothing
+    /// (`Consumer::response_changes_nothing`) only wakes the member's poll if it waits for
+    /// records (`Consumer::wake`; a busy member ignores it). In a run that looks for no cycle
+    /// (a stochastic run), a member with aside steps keeps them: the wake-up is kept with
+    /// them and runs in their order when the member next catches up, as a step at `now`
+    /// after the steps the event comes after ([`next_aside_step`]), instead of the member
+    /// catching up alone, on the calling thread, at every heartbeat ("(17)" in
+    /// docs/performance.md). True when the input is so kept (it is then not delivered).
+    ///
+    /// Only for a wake-up that stays quiet: before the member's auto-commit deadline, which
+    /// does not depend on its last poll (no classic rebalance in progress,
+    /// `Consumer::loud_at`), so the catch-ups before the member's own wake-up (`set_aside`)
+    /// run it; one at a time (a second one catches up as before).
+    pub(in crate::world) fn defer_wake(
+        &mut self,
+        slot: usize,
+        now: SimTime,
+        input: &ConsumerInput,
+    ) -> bool {
+        let Some(consumer) = self.slots[slot].consumer.as_ref() else { return false };
+        let ss = &self.stepper.slots[slot];
+        let deferrable = !self.stepper.periodic
+            && ss.lazy.is_some()
+            && ss.deferred_wake.is_none()
+            && consumer.response_changes_nothing(input)
+            && now < consumer.loud_at()
+            && !consumer.classic_rebalance_in_progress();
+        if deferrable {
+            let inclusive = (slot as u64) < self.stepper.current_rank;
+            let loud = consumer.loud_at();
+            self.stepper.slots[slot].deferred_wake = Some(Bound { until: now, inclusive, loud });
+            self.stepper.deferred_wakes += 1;
+        }
+        deferrable
     }
 
     /// [`run_folded_steps`] on `slot`'s member, the world's logs and the world's fold.
@@ -248,8 +309,9 @@ impl World<'_, Fast> {
         let s = &mut slots[slot];
         let consumer = s.consumer.as_mut()?;
         let Fast { slots: stepper_slots, folded, .. } = stepper;
-        let lazy = &mut stepper_slots[slot].lazy;
-        let mut member = AsideMember { consumer, rng: &mut s.rng, lazy };
+        let ss = &mut stepper_slots[slot];
+        let (lazy, wake) = (&mut ss.lazy, &mut ss.deferred_wake);
+        let mut member = AsideMember { consumer, rng: &mut s.rng, lazy, wake };
         run_folded_steps(&mut member, logs, folded, bound, Some((assignor_rng, topics)))
     }
 
@@ -497,7 +559,9 @@ impl World<'_, Fast> {
 
     /// Puts the pending step of `slot` back in the queue (as of when it was armed).
     pub(in crate::world) fn take_back(&mut self, slot: usize) {
+        self.check_wake_used(slot);
         let s = &mut self.stepper.slots[slot];
+        s.deferred_wake = None;
         let kept = s.on_cycle.take().filter(|p| Some(p.step) == s.lazy);
         s.forget_cycle_position();
         s.resume_hint = kept;
@@ -566,6 +630,43 @@ pub(super) struct AsideMember<'a> {
     pub consumer: &'a mut Consumer,
     pub rng: &'a mut SimRng,
     pub lazy: &'a mut Option<LazyStep>,
+    /// Its deferred wake-up ([`World::defer_wake`]).
+    pub wake: &'a mut Option<Bound>,
+}
+
+/// The member's next aside step, and whether it is due whatever the catch-up's bound (it
+/// comes before a deferred wake-up, an event already handled, or it is that wake-up). A
+/// deferred wake-up ([`World::defer_wake`]) that comes before the pending step is used up
+/// here: a member that waits in `poll()` (its pending step is the wake-up of its current
+/// poll) polls again at its instant, as `Consumer::wake` does: the pending step becomes
+/// that wake-up (the poll's own, at a later instant, is replaced as `poll()` cancels it); a
+/// member busy with a batch ignores it.
+fn next_aside_step(
+    consumer: &Consumer,
+    lazy: &mut Option<LazyStep>,
+    wake: &mut Option<Bound>,
+) -> Option<(LazyStep, bool)> {
+    let step = (*lazy)?;
+    let Some(after) = *wake else { return Some((step, false)) };
+    if after.admits(step.at) {
+        return Some((step, true));
+    }
+    *wake = None;
+    let poll_loop = &consumer.poll_loop;
+    let waiting = matches!(step.timer, ConsumerTimer::PollWake { epoch }
+        if poll_loop.in_poll && epoch == poll_loop.epoch);
+    if !waiting {
+        return Some((step, false));
+    }
+    let woken = LazyStep { at: after.until, timer: step.timer, armed: after.until };
+    *lazy = Some(woken);
+    Some((woken, true))
+}
+
+/// Whether a catch-up to `bound` runs a step due at `at`, `woken` if it is due whatever the
+/// bound ([`next_aside_step`]; it still comes before the member's auto-commit deadline).
+fn admitted(bound: Bound, at: SimTime, woken: bool) -> bool {
+    bound.admits(at) || (woken && at < bound.loud)
 }
 
 /// [`World::run_quiet_steps`]'s loop when the reports are folded (`fold.rs`; the common
@@ -588,21 +689,21 @@ pub(super) fn run_folded_steps<L: LogView>(
     bound: Bound,
     mut plain: Option<(&mut SimRng, &[Topic])>,
 ) -> Option<SimTime> {
-    let AsideMember { consumer, rng, lazy } = member;
+    let AsideMember { consumer, rng, lazy, wake } = member;
     // The member's sampler, lent to each poll's sink while the member fetches.
     let processing = consumer.processing().clone();
     // Listed records go straight into the fold: a batch that ends within the catch-up
     // is never copied (the fold holds the batch in progress, `fold::OpenBatch`).
     let into_fold = consumer.lists_records();
     let mut last = None;
-    while let Some(step) = **lazy {
+    while let Some((step, woken)) = next_aside_step(consumer, lazy, wake) {
         // The batch in progress is the fold's or the member's.
         let open = folded.open_poll();
         let expired = match open {
             Some((_, polled)) => consumer.poll_deadline(polled) < step.at,
             None => consumer.poll_timer_expired_by(step.at),
         };
-        if !bound.admits(step.at) || expired {
+        if !admitted(bound, step.at, woken) || expired {
             break;
         }
         last = Some(step.at);

@@ -88,6 +88,8 @@ pub(crate) trait Stepper: Sized {
     fn behind(world: &World<'_, Self>, owner: Conn, now: SimTime) -> bool;
     /// How many times the members' catch-ups were shared out over threads.
     fn shared_catch_ups(world: &World<'_, Self>) -> u64;
+    /// How many wake-ups were kept with members' aside steps (`World::defer_wake`).
+    fn deferred_wakes(world: &World<'_, Self>) -> u64;
 }
 
 /// Fast stepping's state.
@@ -107,12 +109,17 @@ pub(in crate::world) struct Fast {
     folded: fold::FoldedReports,
     /// The buffers of catch-ups shared out over the run's threads (`parallel.rs`).
     shared_out: parallel::SharedOut,
+    /// Wake-ups kept with members' aside steps so far (`World::defer_wake`).
+    deferred_wakes: u64,
 }
 
 /// The stepper's state of one member slot.
 struct StepperSlot {
     /// The pending poll-loop step kept out of the queue (fast stepping).
     lazy: Option<lazy::LazyStep>,
+    /// A wake-up of the member's poll received while its steps were aside, due once the
+    /// steps it admits have run (`lazy.rs`, [`World::defer_wake`]).
+    deferred_wake: Option<cycle::Bound>,
     /// The wake-up timer of the member's aside steps.
     wake: TimerId,
     /// Known cycles of the member's aside steps (`cycle.rs`).
@@ -155,12 +162,14 @@ impl Stepper for Fast {
             slots: Vec::new(),
             folded: fold::FoldedReports::default(),
             shared_out: parallel::SharedOut::default(),
+            deferred_wakes: 0,
         }
     }
 
     fn add_slot(&mut self, wake: TimerId) {
         self.slots.push(StepperSlot {
             lazy: None,
+            deferred_wake: None,
             wake,
             cycles: Vec::new(),
             on_cycle: None,
@@ -180,6 +189,8 @@ impl Stepper for Fast {
         s.cycles.clear();
         s.record_backoff = lazy::RecordBackoff::default();
         s.forget_cycle_position();
+        debug_assert!(s.deferred_wake.is_none(), "a wake-up left by slot {slot}'s last member");
+        s.deferred_wake = None;
     }
 
     /// The event's rank in its instant (`lazy::rank_of`).
@@ -193,7 +204,7 @@ impl Stepper for Fast {
         now: SimTime,
         input: &ConsumerInput,
     ) -> bool {
-        if world.changes_nothing(slot, now, input) {
+        if world.defer_wake(slot, now, input) || world.changes_nothing(slot, now, input) {
             return true;
         }
         world.touch_for(slot, now, input);
@@ -251,6 +262,10 @@ impl Stepper for Fast {
 
     fn shared_catch_ups(world: &World<'_, Fast>) -> u64 {
         world.stepper.shared_out.times()
+    }
+
+    fn deferred_wakes(world: &World<'_, Fast>) -> u64 {
+        world.stepper.deferred_wakes
     }
 }
 

@@ -418,7 +418,8 @@ impl World<'_, Fast> {
             let inclusive = (slot as u64) < *current_rank;
             let bound = Bound { until: now, inclusive, loud: consumer.loud_at() };
             let owned = consumer.poll_loop.owned.len();
-            let member = AsideMember { consumer, rng: &mut s.rng, lazy: &mut ss.lazy };
+            let (lazy, wake) = (&mut ss.lazy, &mut ss.deferred_wake);
+            let member = AsideMember { consumer, rng: &mut s.rng, lazy, wake };
             let logs = lent.next().expect("logs lent to each member");
             let (ran, reports, first_record, log_end_sum) = (false, 0..0, 0, 0);
             jobs.push(MemberCatchUp {
@@ -458,6 +459,7 @@ impl World<'_, Fast> {
     /// Gives the reports `outcome`'s member held (their times lent, not copied), then, if
     /// any of its steps ran, what [`World::catch_up_until`] does after them.
     fn give_held(&mut self, outcome: &Outcome, held: &HeldReports) {
+        self.check_wake_used(outcome.slot);
         let conn: Conn = self.slots[outcome.slot].consumer.as_ref().expect("a member").conn();
         let mut index = outcome.first_record;
         for head in &held.heads[outcome.reports.clone()] {

@@ -51,4 +51,8 @@ impl Stepper for Plain {
     fn shared_catch_ups(_: &World<'_, Plain>) -> u64 {
         0
     }
+
+    fn deferred_wakes(_: &World<'_, Plain>) -> u64 {
+        0
+    }
 }
