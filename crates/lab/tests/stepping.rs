@@ -132,8 +132,9 @@ downtime = "3s"
 /// a member its cycle shows busy at that instant, without catching the member up; the report
 /// must not change. A 7 ms one-way delay puts responses at every phase of the batches. (About
 /// 400 responses are dropped here, counted with a temporary print. Such a response to an idle
-/// member seems harmless too: its poll finds nothing and waits again; the model drops only
-/// those to busy members, where the input is a no-op by construction.)
+/// member is not a no-op: its poll wakes, finds nothing and waits again, one place further
+/// in its fetch rotation; in a stochastic run that wake-up waits with the member's aside
+/// steps, `fast_stepping_equals_plain_with_heartbeats_to_waiting_members` below.)
 #[test]
 fn fast_stepping_equals_plain_with_frequent_heartbeats_to_busy_members() {
     let text = r#"name = "busy-heartbeats"

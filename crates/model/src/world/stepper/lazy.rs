@@ -21,6 +21,11 @@
 //! member's rank at that time; the wake-up also comes at most one `max.poll.interval.ms` after
 //! the member went aside, so the `max.poll.interval.ms` timer of a batch run aside (armed, as
 //! of its poll, at the end of each catch-up) is always in the queue before it can expire.
+//!
+//! One input need not catch its member up at all: a heartbeat response that changes nothing
+//! only wakes a poll that waits for records, so in a run without cycles its wake-up is kept
+//! with the member's aside steps and runs among them, in the order the queue would have given
+//! it, at the member's next catch-up ([`World::defer_wake`], [`next_aside_step`]).
 
 use super::cycle::{Bound, Processed, Recorder, Snapshot};
 use super::fold::{FoldedReports, FoldingPoll};
@@ -275,6 +280,11 @@ impl World<'_, Fast> {
     /// after the steps the event comes after ([`next_aside_step`]), instead of the member
     /// catching up alone, on the calling thread, at every heartbeat ("(17)" in
     /// docs/performance.md). True when the input is so kept (it is then not delivered).
+    /// Why nothing else changes: the wake-up reads and writes only the member's poll loop (its
+    /// fetch rotation, poll epoch and last poll; a poll woken before its own wake-up finds
+    /// nothing new), and nothing reads those before the member's next catch-up: every input
+    /// to the member catches it up first, as do the books before one of its partitions
+    /// changes, each sample and the end.
     ///
     /// Only for a wake-up that stays quiet: before the member's auto-commit deadline, which
     /// does not depend on its last poll (no classic rebalance in progress,
@@ -573,7 +583,8 @@ impl World<'_, Fast> {
     }
 
     /// Before `input` reaches `slot`, unless the member's protocol says it leaves the poll
-    /// loop alone (`Consumer::input_leaves_poll_loop_alone`): its steps due by `now` run (if
+    /// loop alone (`Consumer::input_leaves_poll_loop_alone`) or its wake-up waits with the
+    /// member's steps ([`World::defer_wake`], checked first): its steps due by `now` run (if
     /// the input is not a response that changes nothing, with every member's, shared out,
     /// when those are far enough behind: [`World::share_out_before_catch_up`]), and
     /// its pending step goes back to the queue unless the input is a response that changes

@@ -56,8 +56,9 @@ pub(crate) trait Stepper: Sized {
 
     /// The event `ev` is about to be handled.
     fn before_event(world: &mut World<'_, Self>, ev: &Ev);
-    /// `input` is about to reach the member in `slot` at `now`. True: it changes nothing and
-    /// is dropped. False: the member's steps that come before it have run.
+    /// `input` is about to reach the member in `slot` at `now`. True: it is not delivered
+    /// (it changes nothing, or its wake-up waits with the member's aside steps). False: the
+    /// member's steps that come before it have run.
     fn before_input(
         world: &mut World<'_, Self>,
         slot: usize,

@@ -348,8 +348,9 @@ impl World<'_, Fast> {
     /// instant, and without this each would catch up since the last sample one member at a
     /// time on the calling thread. Which steps run is the same: any member's steps that come
     /// before the event being handled may run before it. (Heartbeat responses that change
-    /// nothing, to idle members, and auto-commit wake-ups still catch up one member: sharing
-    /// out at every such one, every 100 ms, cost a steady run more than it gained.)
+    /// nothing keep their wake-up with the member's steps where it can wait,
+    /// [`World::defer_wake`]; the others, and auto-commit wake-ups, still catch up one member:
+    /// sharing out at every such one, every 100 ms, cost a steady run more than it gained.)
     pub(in crate::world) fn share_out_before_catch_up(&mut self, now: SimTime) {
         let shared = &self.stepper.shared_out;
         if shared.pool.is_none() || shared.last_try.is_some_and(|t| now < t + SHARE_OUT_AFTER) {
