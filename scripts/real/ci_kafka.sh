@@ -52,6 +52,7 @@ assert produced == unique + lost + lag, f"conservation: {produced} != {unique} +
 # The same from the raw record: acknowledged records produced before the end, every processing.
 duration = 30.0
 acked, seen, deliveries = set(), set(), 0
+ahead = float("-inf")  # the most a record's produce() time came after its processing started
 for line in open(f"{raw}/producer.jsonl"):
     o = json.loads(line)
     if o["k"] == "d" and o["a"] < duration:
@@ -62,9 +63,10 @@ for path in glob.glob(f"{raw}/member-*.jsonl"):
             o = json.loads(line)
         except ValueError:
             continue
-        if o["k"] == "p" and o["e"] <= duration:
+        if o["k"] == "p" and o["e"] <= duration and o["a"] < duration:
             deliveries += 1
             seen.add((o["p"], o["o"]))
+            ahead = max(ahead, o["a"] - o["s"])
 assert len(acked) == produced, f"raw produced {len(acked)} != summary {produced}"
 assert deliveries == processed and len(seen) == unique, f"raw {deliveries}/{len(seen)} != {processed}/{unique}"
 assert produced > 4000, f"records_produced = {produced}: the producer did not run at 200/s"
@@ -84,5 +86,6 @@ for p in csv.DictReader(open(f"{out}/partitions.csv")):
     got = down.get((p["topic"], p["partition"]), 0.0)
     assert abs(got - float(p["downtime_s"])) < 1e-5, f"intervals.csv {p['topic']}/{p['partition']}: {got} != {p['downtime_s']}"
 print(f"ci_kafka ok: produced={produced} processed={processed} unique={unique} lost={lost} "
-      f"final_lag={lag} rebalances={len(rbs)} join_ms={join['duration_ms']} rounds={join['rounds']}")
+      f"final_lag={lag} rebalances={len(rbs)} join_ms={join['duration_ms']} rounds={join['rounds']} "
+      f"clock_check_ms={ahead * 1e3:.3f}")  # below 0 when every process reads one clock
 PY

@@ -24,6 +24,7 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -55,18 +56,35 @@ public final class Member {
   private volatile boolean leaveRequested;
   private double stallS; // guarded by this
 
-  /** Seconds since t0 on the wall clock, read through the monotonic clock (sub-microsecond). */
+  /**
+   * Seconds since t0 on the wall clock, read afresh at every call (Instant.now(): nanosecond
+   * precision on Linux since JDK 15), as the Python producer and members read it (time.time()).
+   * Every process of a run stamps its record on this one clock (recorder.py); a clock that read
+   * the wall clock once and then counted System.nanoTime() would keep a step of the wall clock
+   * made after its start out of this member's times only, and put its records off the
+   * producer's by the step (the likely cause of a CI run on 2026-12-07 whose Java member
+   * processed, by its clock, records the producer's clock says were produced after the end).
+   */
   static final class Clock {
-    private final long baseNanos = System.nanoTime();
-    private final double baseS;
+    private final InstantSource wall;
+    private final long t0WholeS;
+    private final double t0FractionS;
 
     Clock(double t0) {
-      Instant now = Instant.now();
-      baseS = now.getEpochSecond() + now.getNano() / 1e9 - t0;
+      this(t0, InstantSource.system());
     }
 
+    /** A clock on any source of instants (tests step one by hand). */
+    Clock(double t0, InstantSource wall) {
+      this.wall = wall;
+      this.t0WholeS = (long) Math.floor(t0);
+      this.t0FractionS = t0 - t0WholeS;
+    }
+
+    /** Whole seconds and the fraction apart, so a 1.8e9 s epoch keeps sub-microsecond steps. */
     double now() {
-      return baseS + (System.nanoTime() - baseNanos) / 1e9;
+      Instant now = wall.instant();
+      return (now.getEpochSecond() - t0WholeS) + (now.getNano() / 1e9 - t0FractionS);
     }
 
     /** Wait until now() >= t: park while far, spin the last SPIN_NS. */

@@ -17,6 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -204,6 +206,36 @@ class MemberTest {
     assertEquals("lost", got.get(0).get("k").asText());
     assertEquals("[[\"events\",1],[\"events\",3]]", got.get(0).get("parts").toString());
     assertEquals("[]", got.get(1).get("parts").toString()); // an empty assignment is recorded too
+  }
+
+  // ---- the clock ----
+
+  /** A source of instants moved by hand. */
+  private static final class SteppedWall implements InstantSource {
+    Instant at;
+
+    SteppedWall(Instant at) {
+      this.at = at;
+    }
+
+    @Override
+    public Instant instant() {
+      return at;
+    }
+  }
+
+  @Test
+  void clockReadsTheWallClockAtEveryCallSoAStepMovesItAsItMovesTheProducer() {
+    // t0 = 1,800,000,000.25 s; the wall at t0 + 2.5 s, then stepped back 0.2 s (an NTP-style
+    // step): now() must read 2.5 then 2.3, as time.time() - t0 does in the Python producer.
+    SteppedWall wall = new SteppedWall(Instant.ofEpochSecond(1_800_000_002L, 750_000_000));
+    Member.Clock clock = new Member.Clock(1_800_000_000.25, wall);
+    assertEquals(2.5, clock.now(), 1e-9);
+    wall.at = wall.at.minusMillis(200);
+    assertEquals(2.3, clock.now(), 1e-9);
+    // A microsecond apart stays a microsecond apart at a 1.8e9 s epoch (whole seconds apart).
+    wall.at = wall.at.plusNanos(1_000);
+    assertEquals(2.300001, clock.now(), 1e-9);
   }
 
   // ---- the processing time's busy wait ----
