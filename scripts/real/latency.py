@@ -62,7 +62,7 @@ def parts_of(run_dir: Path, duration_s: float) -> dict[str, list[float]]:
     first: dict[tuple[str, int, int], tuple[float, float]] = {}
     for path in sorted(run_dir.glob("member-*.jsonl")):
         for o in lines(path):
-            if o["k"] == "p" and o["e"] <= duration_s:
+            if o["k"] == "p" and o["e"] <= duration_s and o["a"] < duration_s:  # the loader's cut (recorder.py)
                 key = (o["t"], o["p"], o["o"])
                 if key not in first or o["s"] < first[key][0]:
                     first[key] = (o["s"], o["e"])

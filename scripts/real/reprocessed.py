@@ -29,7 +29,7 @@ def deliveries(run_dir: Path, duration_s: float) -> dict[tuple[int, int], list[t
                 o = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if o["k"] == "p" and o["e"] <= duration_s:
+            if o["k"] == "p" and o["e"] <= duration_s and o["a"] < duration_s:  # the loader's cut (recorder.py)
                 out[(o["p"], o["o"])].append((o["s"], who))
     for v in out.values():
         v.sort()
