@@ -127,9 +127,10 @@ def _load_member(rec: Record, path: Path, member: str, inc: int, start_at_s: flo
         if k == "start" and start_at_s is not None:
             o["t_s"] = min(o["t_s"], start_at_s)
         # A processing is in the run if it ended by the end and its record was produced before
-        # it, both ways (the producer's cut is `a`, on its clock): with one clock the second
-        # test keeps everything the first does; it keeps a record off the wall clock's step
-        # (member and producer clocks apart) out of the processed-but-never-produced check.
+        # the end (`a`, the producer's cut, on the producer's clock). On one clock the second
+        # test drops nothing the first keeps; on two clocks apart (a member's behind the
+        # producer's) it keeps out a record produced after the end, which the first would let
+        # in as processed but never produced.
         if k == "p" and o["e"] <= end and o["a"] < end:
             rec.deliveries.append(Delivery((o["t"], o["p"]), o["o"], o["a"], o["s"], o["e"], member))
         elif k in ("assign", "revoke", "lost") and o["t_s"] <= end:

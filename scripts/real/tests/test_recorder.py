@@ -7,13 +7,13 @@ import unittest
 from pathlib import Path
 
 from realrun.metrics import offsets_of
-from realrun.recorder import load_record
+from realrun.recorder import Record, load_record
 
 TP = ("events", 0)
 
 
 class CutTest(unittest.TestCase):
-    def load(self, member_lines: str) -> object:
+    def load(self, member_lines: str) -> Record:
         with tempfile.TemporaryDirectory() as tmp:
             run = Path(tmp)
             # Offsets 0 and 1 produced at 9.5 and 9.9 s; offset 2 at 10.05 s, after the 10 s end.
