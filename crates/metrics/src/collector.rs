@@ -12,14 +12,15 @@
 //! as not stopped).
 
 use crate::intervals::IntervalSet;
-use crate::latency::LatencyHistogram;
+use crate::latency::{class_of, LatencyHistogram};
 use crate::ownership::{self, OwnershipInterval, OwnershipLog, NO_OWNER};
 use crate::rows::{PartitionRow, RebalanceRow, RunReport, SummaryRow, TimelineRow};
 use crate::time_sweep::{CoverCount, StopSweep};
 use crate::timeline::{Availability, ExactRow, MergeSource, OpenSpan, Timelines};
 use hdrhistogram::Histogram;
 use model::{
-    AccessRef, Observation, Observer, PartState, PeriodicStretch, RecordTimes, Tp, TpTable,
+    latency_us, AccessRef, LatencyClassOf, LatencyCounts, Observation, Observer, PartState,
+    PeriodicStretch, RecordTimes, Tp, TpTable,
 };
 use sim_core::SimTime;
 use std::collections::BTreeMap;
@@ -274,6 +275,40 @@ impl Collector {
             let pairs = arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied());
             record_latencies(e2e, pairs)
         })
+    }
+
+    /// [`Collector::on_processed_listed`] of records counted ahead in `counted` (per
+    /// [`class_of`], `max_us` the largest latency): a report whose records are all processed
+    /// for the first time leaves its latencies there and raises the maximum; one with records
+    /// processed before records its first-time records as listed and takes all of its records
+    /// back out of `counted`. Either way the histogram ends with the counts
+    /// [`Collector::on_processed_listed`] gives.
+    fn on_processed_counted(
+        &mut self,
+        (tp, first): (Tp, u64),
+        (arrivals, ends): (&[SimTime], &[SimTime]),
+        max_us: u64,
+        counted: &mut LatencyCounts,
+    ) {
+        debug_assert_eq!(arrivals.len(), ends.len(), "one arrival and one end per record");
+        let count = ends.len() as u64;
+        let mut all_first_time = false;
+        self.on_deliveries(tp, first, count, |e2e, from, to| {
+            if (from, to) == (0, count) {
+                all_first_time = true;
+                e2e.raise_max_us(max_us);
+            } else {
+                let range = from as usize..to as usize;
+                let pairs =
+                    arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied());
+                record_latencies(e2e, pairs);
+            }
+        });
+        if !all_first_time {
+            for (arrival, end) in arrivals.iter().zip(ends) {
+                counted.remove(class_of(latency_us(*arrival, *end)));
+            }
+        }
     }
 
     /// Counts `count` deliveries of `tp` from offset `first`; each range of them processed
@@ -675,6 +710,25 @@ impl Observer for Collector {
         self.on_processed_listed(tp, first, arrivals, ends)
     }
 
+    fn latency_class_of(&self) -> Option<LatencyClassOf> {
+        Some(class_of)
+    }
+
+    fn observe_processed_counted(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        times: (&[SimTime], &[SimTime]),
+        max_us: u64,
+        counted: &mut LatencyCounts,
+    ) {
+        self.on_processed_counted((tp, first), times, max_us, counted)
+    }
+
+    fn observe_counted_latencies(&mut self, counted: &mut LatencyCounts) {
+        self.e2e.add_counts(counted);
+    }
+
     fn observe_access(&mut self, access: AccessRef<'_>) {
         let AccessRef { at, tp, owner, state, waiting_from } = access;
         self.on_access(at, tp, owner, state, waiting_from)
@@ -816,7 +870,7 @@ fn record_pattern_stretch(e2e: &mut LatencyHistogram, latencies: &[SimTime], lo:
 fn record_latencies(e2e: &mut LatencyHistogram, records: impl Iterator<Item = (SimTime, SimTime)>) {
     let mut run: Option<(u64, u64)> = None;
     for (arrival, end) in records {
-        let us = end.saturating_sub(arrival).as_nanos() / 1_000;
+        let us = latency_us(arrival, end);
         run = match run {
             Some((value, count)) if value == us => Some((value, count + 1)),
             Some((value, count)) => {
@@ -1093,6 +1147,62 @@ pub(crate) mod tests {
     /// One `Processed` observation of records `first..` with these times.
     fn listed(first: u64, arrivals: Vec<SimTime>, ends: Vec<SimTime>) -> Observation {
         Observation::Processed { tp: tp(0), first, times: RecordTimes::listed(arrivals, ends) }
+    }
+
+    /// Reports counted ahead (a shared-out round: `observe_processed_counted`, then the
+    /// counts) after offsets 0..5 were processed at 50 ms: offsets 5..8 at 1, 3 and 55 ms (all
+    /// first-time: left to the counts, the maximum raised to 55 ms); 6..10 at 2, 2, 7 and 9 ms
+    /// (6 and 7 processed before: 8 and 9 recorded as listed, all four taken back out); 0..2
+    /// at 60 ms (all processed before: taken out, the maximum stays). The histogram holds 5 x
+    /// 50, 1, 3, 55, 7 and 9 ms: what the same reports observed as listed give.
+    #[test]
+    fn reports_counted_ahead_fold_like_listed_ones() {
+        let reports = [
+            (5, vec![(s(100), s(101)), (s(100), s(103)), (s(100), s(155))]),
+            (6, vec![(s(200), s(202)), (s(200), s(202)), (s(200), s(207)), (s(200), s(209))]),
+            (0, vec![(s(300), s(360)), (s(300), s(360))]),
+        ];
+        let lists = |records: &Vec<(SimTime, SimTime)>| -> (Vec<SimTime>, Vec<SimTime>) {
+            records.iter().copied().unzip()
+        };
+        let mut a = consuming_partition(1_000);
+        a.observe(processed(0, 0, 5, 0, 50));
+        let mut counted = LatencyCounts::default();
+        let class_of = a.latency_class_of().expect("the collector counts per class");
+        for (_, records) in &reports {
+            for (arrival, end) in records {
+                counted.add(class_of(latency_us(*arrival, *end)));
+            }
+        }
+        assert_eq!(counted.total(), 9);
+        for (first, records) in &reports {
+            let (arrivals, ends) = lists(records);
+            let max_us = records.iter().map(|(a, e)| latency_us(*a, *e)).max().unwrap_or(0);
+            a.observe_processed_counted(tp(0), *first, (&arrivals, &ends), max_us, &mut counted);
+        }
+        assert_eq!(counted.total(), 3, "the first report's records are left to the counts");
+        a.observe_counted_latencies(&mut counted);
+        assert_eq!(counted.total(), 0, "taken");
+        let end = Observation::End { at: s(1_000), produced: vec![(tp(0), 20)], events: 1 };
+        a.observe(end.clone());
+        let listed_reports = reports.iter().map(|(first, records)| {
+            let (arrivals, ends) = lists(records);
+            listed(*first, arrivals, ends)
+        });
+        let mut b = folded_after_five(listed_reports.collect());
+        assert_same_latencies(&mut a, &mut b);
+        assert_eq!(a.e2e.max_us(), 55_000);
+        assert_eq!(a.e2e.histogram().len(), 10);
+        let counts: Vec<u64> = [1, 2, 3, 7, 9, 50, 60]
+            .iter()
+            .map(|ms| a.e2e.histogram().count_at(ms * 1_000))
+            .collect();
+        assert_eq!(counts, vec![1, 0, 1, 1, 1, 5, 0]);
+        let (a, b) = (a.finish(), b.finish());
+        assert_eq!(a, b);
+        let summary = a.summary.expect("a summary");
+        // Deliveries: 5 + 3 + 4 + 2; processed before: 6, 7, 0 and 1.
+        assert_eq!((summary.records_processed, summary.records_reprocessed), (14, 4));
     }
 
     #[test]

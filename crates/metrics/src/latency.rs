@@ -10,6 +10,7 @@
 //! a test checks the classes against the histogram's own `lowest_equivalent`.
 
 use hdrhistogram::Histogram;
+use model::LatencyCounts;
 
 /// Values below this are their own class (the histogram's exact range at 3 digits).
 const EXACT_BELOW: u64 = 2_048;
@@ -28,7 +29,7 @@ const CLASSES: usize = (EXACT_BELOW + (64 - 11) * PER_OCTAVE) as usize;
 /// Below 2,048 the shift is 0 and the class is `us` itself, so one formula serves both,
 /// without a branch (a run's latencies straddle 2,048 us: the branch was mispredicted often).
 #[inline]
-fn class_of(us: u64) -> usize {
+pub(crate) fn class_of(us: u64) -> usize {
     let octave = 63 - u64::from((us | 1).leading_zeros());
     let shift = octave.saturating_sub(10);
     (shift * PER_OCTAVE + (us >> shift)) as usize
@@ -182,6 +183,25 @@ impl LatencyHistogram {
                 class = class.wrapping_add(1);
             }
         }
+    }
+
+    /// Takes the records `counted` counts (per [`class_of`], ahead of their reports: model's
+    /// `latency_counts.rs`) as pending counts; their largest goes through
+    /// [`LatencyHistogram::raise_max_us`].
+    pub(crate) fn add_counts(&mut self, counted: &mut LatencyCounts) {
+        if counted.total() == 0 {
+            return;
+        }
+        if self.pending.is_empty() {
+            self.pending = vec![0; CLASSES];
+        }
+        self.pending_total += counted.total();
+        counted.drain(|class, count| self.pending[class] += count);
+    }
+
+    /// The largest latency recorded is at least `us` (records counted ahead).
+    pub(crate) fn raise_max_us(&mut self, us: u64) {
+        self.max_us = self.max_us.max(us);
     }
 
     /// Moves the pending counts into the histogram.

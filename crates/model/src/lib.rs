@@ -11,6 +11,7 @@
 
 pub mod consumer;
 pub mod invariants;
+pub mod latency_counts;
 pub mod observe;
 mod ownership;
 pub mod processing;
@@ -22,6 +23,7 @@ pub mod workload;
 pub mod world;
 
 pub use invariants::Broken;
+pub use latency_counts::{latency_us, LatencyClassOf, LatencyCounts};
 pub use observe::{
     AccessRef, MemberRef, MemberState, Observation, Observer, PartState, PeriodicStretch,
 };

@@ -24,6 +24,7 @@
 //! - Under both steppings (`crate::Stepping`) the same facts are reported, up to this order
 //!   and the `End`'s event count (`lab::divergence` compares them in that normalised form).
 
+use crate::latency_counts::{LatencyClassOf, LatencyCounts};
 use crate::records::RecordTimes;
 use crate::types::Tp;
 use sim_core::SimTime;
@@ -376,6 +377,41 @@ pub trait Observer {
     ) {
         let times = RecordTimes::listed(arrivals.to_vec(), ends.to_vec());
         self.observe_processed(tp, first, &times);
+    }
+
+    /// How this observer classes a record's latency ([`crate::latency_us`]), if it keeps its
+    /// latencies as counts per class: a shared-out round then counts its reports' records
+    /// ahead, on its threads ([`Observer::observe_processed_counted`]). `None`, the default:
+    /// nothing is counted ahead, and those reports come as
+    /// [`Observer::observe_processed_listed`].
+    fn latency_class_of(&self) -> Option<LatencyClassOf> {
+        None
+    }
+
+    /// [`Observer::observe_processed_listed`] of records counted ahead: each record's latency
+    /// class ([`Observer::latency_class_of`]) is counted in `counted`, and `max_us` is the
+    /// largest of their latencies. The observer may leave their latencies to `counted`, which
+    /// it receives once every report of the round is given
+    /// ([`Observer::observe_counted_latencies`]); it then takes back out of `counted` the
+    /// records it would not count (processed before). The default observes them as listed,
+    /// leaving `counted` alone.
+    fn observe_processed_counted(
+        &mut self,
+        tp: Tp,
+        first: u64,
+        (arrivals, ends): (&[SimTime], &[SimTime]),
+        max_us: u64,
+        counted: &mut LatencyCounts,
+    ) {
+        let _ = (max_us, counted);
+        self.observe_processed_listed(tp, first, arrivals, ends);
+    }
+
+    /// The latencies counted ahead for the reports given since the last call (see
+    /// [`Observer::observe_processed_counted`]), to be taken: `counted` must count nothing
+    /// after. The default discards them.
+    fn observe_counted_latencies(&mut self, counted: &mut LatencyCounts) {
+        counted.clear();
     }
 
     /// [`Observation::Access`] with its owner's name lent: the default observes a copy; an

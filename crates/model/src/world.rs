@@ -15,6 +15,7 @@ use crate::consumer::{
     Consumer, ConsumerEnv, ConsumerInput, ConsumerNote, ConsumerOutbox, ConsumerParams,
     ConsumerTimer, LogView, RevokeCause, CONSUMER_TIMER_SLOTS,
 };
+use crate::latency_counts::LatencyCounts;
 use crate::observe::{AccessRef, MemberState, Observation, Observer, PartState};
 use crate::ownership::{self, Books, CatchUp};
 use crate::processing::{Listing, ProcessingSampler};
@@ -761,6 +762,20 @@ impl<'o, S: Stepper> World<'o, S> {
     ) {
         ownership::record_processed(self, conn, tp, first, ends.len() as u64, now);
         self.observer.observe_processed_listed(tp, first, arrivals, ends);
+    }
+
+    /// [`World::on_processed_listed`] of records counted ahead (their classes in `counted`,
+    /// the largest latency `max_us`: [`Observer::observe_processed_counted`]).
+    fn on_processed_counted(
+        &mut self,
+        now: SimTime,
+        conn: Conn,
+        (tp, first): (Tp, u64),
+        times: (&[SimTime], &[SimTime]),
+        (max_us, counted): (u64, &mut LatencyCounts),
+    ) {
+        ownership::record_processed(self, conn, tp, first, times.1.len() as u64, now);
+        self.observer.observe_processed_counted(tp, first, times, max_us, counted);
     }
 
     fn on_member_note(&mut self, now: SimTime, conn: Conn, note: ConsumerNote) {

@@ -22,6 +22,12 @@
 //! arrivals drawn, and the sample's `produced` adds only the log ends of the partitions no
 //! member caught up on ([`Logs::log_end_sum_unlent`]).
 //!
+//! When the observer keeps its latencies as counts per class (the collector), each piece also
+//! counts its reports' records per class as it holds them, while their times are in its
+//! core's cache (`latency_counts.rs`); the calling thread then gives each report with its
+//! largest latency, and the piece's counts after the round's reports (a count per class is a
+//! sum: the same histogram; a report with records processed before takes them back out).
+//!
 //! The same happens before a member catches up for an input that changes something, when the
 //! last shared-out catch-ups are [`SHARE_OUT_AFTER`] behind
 //! (`World::share_out_before_catch_up`): a rebalance reaches each member at its own instant,
@@ -40,6 +46,7 @@ use super::fold::FoldedReports;
 use super::lazy::{run_folded_steps, AsideMember};
 use super::Fast;
 use crate::consumer::Consumer;
+use crate::latency_counts::{latency_us, LatencyClassOf, LatencyCounts};
 use crate::records::RecordTimes;
 use crate::types::Conn;
 use crate::workload::PartitionLog;
@@ -142,37 +149,60 @@ struct Piece {
 }
 
 /// Reports held for the world, in the order they were made: each a partition's records from
-/// its first offset, their arrivals and ends one list each.
+/// its first offset, their arrivals and ends one list each; and, when the observer keeps its
+/// latencies as counts per class, their records counted per class ahead (`latency_counts.rs`).
 #[derive(Default)]
 struct HeldReports {
     heads: Vec<ReportHead>,
     arrivals: Vec<SimTime>,
     ends: Vec<SimTime>,
+    /// The records of every report of the round counted per the observer's class (none
+    /// counted when it names no class); the observer takes them once the round's reports are
+    /// given.
+    counted: LatencyCounts,
 }
 
-/// One held report: at `at`, `records` records of `tp` from offset `first`.
+/// One held report: at `at`, `records` records of `tp` from offset `first`, the largest of
+/// their latencies `max_us` (0 when not counted ahead).
 struct ReportHead {
     at: SimTime,
     tp: Tp,
     first: u64,
     records: usize,
+    max_us: u64,
 }
 
 impl HeldReports {
+    /// Holds nothing (the counts were taken by the last round's observer).
     fn clear(&mut self) {
+        debug_assert_eq!(self.counted.total(), 0, "counts left from the last round");
         self.heads.clear();
         self.arrivals.clear();
         self.ends.clear();
     }
 
-    /// Holds the report `(tp, first, times)` made at `at`.
-    fn push(&mut self, at: SimTime, tp: Tp, first: u64, times: &RecordTimes) {
+    /// Holds the report `(tp, first, times)` made at `at`, its records counted per
+    /// `class_of` if given.
+    fn push(
+        &mut self,
+        (at, tp, first): (SimTime, Tp, u64),
+        times: &RecordTimes,
+        class_of: Option<LatencyClassOf>,
+    ) {
         let RecordTimes::Listed { arrivals, ends } = times else {
             unreachable!("a folded report lists its records")
         };
         self.arrivals.extend_from_slice(arrivals);
         self.ends.extend_from_slice(ends);
-        self.heads.push(ReportHead { at, tp, first, records: arrivals.len() });
+        let mut max_us = 0;
+        if let Some(class_of) = class_of {
+            for (arrival, end) in arrivals.iter().zip(ends) {
+                let us = latency_us(*arrival, *end);
+                max_us = max_us.max(us);
+                self.counted.add(class_of(us));
+            }
+        }
+        self.heads.push(ReportHead { at, tp, first, records: arrivals.len(), max_us });
     }
 }
 
@@ -252,8 +282,9 @@ struct MemberCatchUp<'a> {
 }
 
 impl MemberCatchUp<'_> {
-    /// [`World::run_quiet_steps`]'s folded catch-up, its reports held in `piece`.
-    fn run(&mut self, piece: &mut Piece) {
+    /// [`World::run_quiet_steps`]'s folded catch-up, its reports held in `piece` (their
+    /// records counted per `class_of`, if given).
+    fn run(&mut self, piece: &mut Piece, class_of: Option<LatencyClassOf>) {
         let Piece { folded, reports } = piece;
         let start = reports.heads.len();
         self.first_record = reports.arrivals.len();
@@ -262,7 +293,7 @@ impl MemberCatchUp<'_> {
             run_folded_steps(&mut self.member, &mut self.logs, folded, self.bound, None)
         {
             self.ran = true;
-            folded.drain(|tp, first, times| reports.push(at, tp, first, times));
+            folded.drain(|tp, first, times| reports.push((at, tp, first), times, class_of));
         }
         self.reports = start..reports.heads.len();
         if self.at_sample {
@@ -329,12 +360,18 @@ impl World<'_, Fast> {
         let pieces = due.len().min(threads * PIECES_PER_THREAD);
         let per_piece = due.len().div_ceil(pieces);
         shared.pieces.resize_with(due.len().div_ceil(per_piece), Piece::default);
-        let outcomes = self.run_apart(now, at_sample, &due, &mut shared, per_piece);
+        let class_of = self.observer.latency_class_of();
+        let outcomes = self.run_apart((now, at_sample, class_of), &due, &mut shared, per_piece);
         shared.times += 1;
         let lent_log_ends = outcomes.iter().map(|o| o.log_end_sum).sum();
         shared.lent_log_ends = at_sample.then_some((now, lent_log_ends));
         for outcome in outcomes {
-            self.give_held(&outcome, &shared.pieces[outcome.piece].reports);
+            self.give_held(&outcome, &mut shared.pieces[outcome.piece].reports, class_of);
+        }
+        if class_of.is_some() {
+            for piece in &mut shared.pieces {
+                self.observer.observe_counted_latencies(&mut piece.reports.counted);
+            }
         }
         self.stepper.shared_out = shared;
         true
@@ -391,12 +428,12 @@ impl World<'_, Fast> {
             && self.logs.may_lend(consumer.owned_partitions())
     }
 
-    /// Runs the catch-ups of `due` (in slot order) in pieces of `per_piece` members on the
-    /// run's threads; gives what each left, in slot order.
+    /// Runs the catch-ups of `due` (in slot order) to `now` (`at_sample`: for a sample) in
+    /// pieces of `per_piece` members on the run's threads, their reports' records counted per
+    /// `class_of` if given; gives what each left, in slot order.
     fn run_apart(
         &mut self,
-        now: SimTime,
-        at_sample: bool,
+        (now, at_sample, class_of): (SimTime, bool, Option<LatencyClassOf>),
         due: &[usize],
         shared: &mut SharedOut,
         per_piece: usize,
@@ -442,7 +479,7 @@ impl World<'_, Fast> {
             let work = jobs.par_chunks_mut(per_piece).zip(pieces.par_iter_mut());
             work.for_each(|(jobs, piece)| {
                 piece.reports.clear();
-                jobs.iter_mut().for_each(|job| job.run(piece));
+                jobs.iter_mut().for_each(|job| job.run(piece, class_of));
             })
         });
         let pieces_of = jobs.iter().enumerate().map(|(i, job)| (i / per_piece, job));
@@ -457,17 +494,30 @@ impl World<'_, Fast> {
         outcomes.collect()
     }
 
-    /// Gives the reports `outcome`'s member held (their times lent, not copied), then, if
-    /// any of its steps ran, what [`World::catch_up_until`] does after them.
-    fn give_held(&mut self, outcome: &Outcome, held: &HeldReports) {
+    /// Gives the reports `outcome`'s member held (their times lent, not copied; counted
+    /// ahead when `class_of` is given), then, if any of its steps ran, what
+    /// [`World::catch_up_until`] does after them.
+    fn give_held(
+        &mut self,
+        outcome: &Outcome,
+        held: &mut HeldReports,
+        class_of: Option<LatencyClassOf>,
+    ) {
         self.check_wake_used(outcome.slot);
         let conn: Conn = self.slots[outcome.slot].consumer.as_ref().expect("a member").conn();
         let mut index = outcome.first_record;
-        for head in &held.heads[outcome.reports.clone()] {
+        let HeldReports { heads, arrivals, ends, counted } = held;
+        for head in &heads[outcome.reports.clone()] {
             let range = index..index + head.records;
             index += head.records;
-            let (arrivals, ends) = (&held.arrivals[range.clone()], &held.ends[range]);
-            self.on_processed_listed(head.at, conn, (head.tp, head.first), arrivals, ends);
+            let times = (&arrivals[range.clone()], &ends[range]);
+            let report = (head.tp, head.first);
+            match class_of {
+                Some(_) => {
+                    self.on_processed_counted(head.at, conn, report, times, (head.max_us, counted))
+                }
+                None => self.on_processed_listed(head.at, conn, report, times.0, times.1),
+            }
         }
         if outcome.ran {
             self.stepper.slots[outcome.slot].forget_cycle_position();

@@ -1,0 +1,120 @@
+//! Records counted per latency class ahead of their reports, on the threads of a shared-out
+//! round (issue 29).
+//!
+//! The model computes no statistics: an observer that keeps its latencies as counts per class
+//! (the collector's 3-digit histogram) names its class function
+//! ([`Observer::latency_class_of`](crate::Observer::latency_class_of)), and a shared-out
+//! catch-up counts its held reports' records per class while their times are in its core's
+//! cache ([`LatencyCounts`]). The calling thread then gives each report with its largest
+//! latency ([`Observer::observe_processed_counted`](crate::Observer::observe_processed_counted))
+//! instead of the observer reading every record again, and the counts once the round's
+//! reports are given. A count per class is a sum, so counting on another thread, in another
+//! order, gives the same counts.
+
+use sim_core::SimTime;
+
+/// An observer's class of a latency in whole microseconds (a small index: the counts are a
+/// dense table up to the largest class counted).
+pub type LatencyClassOf = fn(u64) -> usize;
+
+/// The latency of a record that arrived at `arrival` and was processed by `end`, in whole
+/// microseconds (0 if it ends before it arrives in the arithmetic): what every observer of
+/// this model counts as a record's end-to-end latency.
+#[inline]
+pub fn latency_us(arrival: SimTime, end: SimTime) -> u64 {
+    end.saturating_sub(arrival).as_nanos() / 1_000
+}
+
+/// Records counted per class; emptied by [`LatencyCounts::drain`] or
+/// [`LatencyCounts::clear`] (its table kept).
+#[derive(Debug, Default)]
+pub struct LatencyCounts {
+    /// `counts[c]`: records of class `c`.
+    counts: Vec<u64>,
+    /// Records counted.
+    total: u64,
+}
+
+impl LatencyCounts {
+    /// Counts one record of class `class`.
+    #[inline]
+    pub fn add(&mut self, class: usize) {
+        if class >= self.counts.len() {
+            self.counts.resize(class + 1, 0);
+        }
+        self.counts[class] += 1;
+        self.total += 1;
+    }
+
+    /// Takes back out one record of class `class`, counted before.
+    pub fn remove(&mut self, class: usize) {
+        let count = self.counts.get_mut(class).filter(|c| **c > 0);
+        *count.expect("a record taken out was counted") -= 1;
+        self.total -= 1;
+    }
+
+    /// Records counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Gives each class with records and its count, in class order, and counts nothing after.
+    pub fn drain(&mut self, mut each: impl FnMut(usize, u64)) {
+        if self.total == 0 {
+            return;
+        }
+        for (class, count) in self.counts.iter_mut().enumerate().filter(|(_, c)| **c > 0) {
+            each(class, *count);
+            *count = 0;
+        }
+        self.total = 0;
+    }
+
+    /// Counts nothing.
+    pub fn clear(&mut self) {
+        self.drain(|_, _| {});
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_is_whole_microseconds_clipped_at_zero() {
+        let ns = SimTime::from_nanos;
+        assert_eq!(latency_us(ns(1_000), ns(3_999)), 2);
+        assert_eq!(latency_us(ns(1_000), ns(4_000)), 3);
+        assert_eq!(latency_us(ns(5_000), ns(4_000)), 0, "ends before it arrives");
+    }
+
+    /// Classes 3, 0, 3, 7 counted, one 3 taken back out: 0 x1, 3 x1, 7 x1 in class order,
+    /// three records; nothing after the drain, and a class counted again starts from 0.
+    #[test]
+    fn counts_per_class_drain_in_class_order() {
+        let mut counts = LatencyCounts::default();
+        for class in [3, 0, 3, 7] {
+            counts.add(class);
+        }
+        counts.remove(3);
+        assert_eq!(counts.total(), 3);
+        let mut drained = Vec::new();
+        counts.drain(|class, count| drained.push((class, count)));
+        assert_eq!(drained, vec![(0, 1), (3, 1), (7, 1)]);
+        assert_eq!(counts.total(), 0);
+        counts.drain(|_, _| panic!("nothing counted"));
+        counts.add(7);
+        counts.clear();
+        assert_eq!(counts.total(), 0);
+        counts.add(7);
+        counts.drain(|class, count| assert_eq!((class, count), (7, 1)));
+    }
+
+    #[test]
+    #[should_panic(expected = "a record taken out was counted")]
+    fn a_record_never_counted_cannot_be_taken_out() {
+        let mut counts = LatencyCounts::default();
+        counts.add(2);
+        counts.remove(1);
+    }
+}
