@@ -735,6 +735,12 @@ impl Consumer {
     pub fn position(&self, tp: Tp) -> Option<u64> {
         self.poll_loop.owned.get(&tp).copied().filter(|p| *p != NO_POSITION)
     }
+    /// Partitions owned now with their fetch positions, the readable ones only (as
+    /// [`Consumer::position`] gives them), in partition order.
+    pub(crate) fn owned_positions(&self) -> impl Iterator<Item = (Tp, u64)> + '_ {
+        let readable = self.poll_loop.owned.iter().filter(|(_, p)| **p != NO_POSITION);
+        readable.map(|(tp, position)| (*tp, *position))
+    }
     /// Partitions owned now.
     pub fn owned(&self) -> Vec<Tp> {
         self.poll_loop.owned.keys().copied().collect()

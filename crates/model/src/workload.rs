@@ -261,6 +261,15 @@ impl PartitionLog {
         }
     }
 
+    /// Arrival times held (a Poisson log's, from the trimmed offset on; a constant log holds
+    /// none).
+    pub fn held_arrivals(&self) -> u64 {
+        match &self.process {
+            Process::Poisson(poisson) => poisson.held_len() as u64,
+            Process::Constant { .. } => 0,
+        }
+    }
+
     /// Forgets arrival times of offsets below `offset` (nobody will read them again).
     pub fn trim_below(&mut self, offset: u64) {
         if let Process::Poisson(poisson) = &mut self.process {

@@ -53,6 +53,47 @@ pub const MAX_EVENTS_PER_INSTANT: u64 = 1_000_000;
 /// At most this many timeline samples per run.
 pub const MAX_SAMPLES: u64 = 2_000;
 
+/// The tables of a sample's trim of the logs ([`World::trim_logs`]), kept from sample to
+/// sample so that a sample allocates nothing.
+#[derive(Default)]
+struct TrimTables {
+    /// By topic and partition (the logs' shape): the lowest position of a live member that
+    /// owns it, `u64::MAX` if none.
+    member_floors: Vec<Vec<u64>>,
+    /// Each partition of the books with the offset below which its log is trimmed.
+    floors: Vec<(Tp, u64)>,
+}
+
+impl TrimTables {
+    /// Fills [`TrimTables::member_floors`] from the live members of `slots`, shaped as
+    /// `logs`.
+    fn gather_member_floors(&mut self, slots: &[Slot], logs: &[Vec<PartitionLog>]) {
+        self.member_floors.resize_with(logs.len(), Vec::new);
+        for (floors, logs) in self.member_floors.iter_mut().zip(logs) {
+            floors.clear();
+            floors.resize(logs.len(), u64::MAX);
+        }
+        for slot in slots {
+            let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
+            for (tp, position) in c.owned_positions() {
+                let floor = self
+                    .member_floors
+                    .get_mut(tp.topic as usize)
+                    .and_then(|floors| floors.get_mut(tp.partition as usize));
+                if let Some(floor) = floor {
+                    *floor = (*floor).min(position);
+                }
+            }
+        }
+    }
+
+    /// The lowest position of a live member owning `tp` (`u64::MAX` if none).
+    fn member_floor(&self, tp: Tp) -> u64 {
+        let floors = self.member_floors.get(tp.topic as usize);
+        floors.and_then(|f| f.get(tp.partition as usize)).copied().unwrap_or(u64::MAX)
+    }
+}
+
 /// What a run did, besides its observations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunStats {
@@ -343,6 +384,9 @@ pub(crate) struct World<'o, S: Stepper> {
     /// and reusing its buffers spares their allocations (a delivery can run another member's
     /// steps before its own outbox is drained, so there may be several).
     spare_outboxes: Vec<ConsumerOutbox>,
+    /// The sample's trim of the logs' tables, kept from sample to sample
+    /// ([`World::trim_logs`]).
+    trim: TrimTables,
     /// The buffers a part of three or more records of a batch run aside is listed in for its
     /// report (`BatchTimes::of_part_reusing`).
     spare_times: (Vec<SimTime>, Vec<SimTime>),
@@ -411,6 +455,7 @@ impl<'o, S: Stepper> World<'o, S> {
             sample_every: SimTime::from_secs(every_s),
             stepper: S::new(periodic, order.len()),
             spare_outboxes: Vec::new(),
+            trim: TrimTables::default(),
             spare_times: (Vec::new(), Vec::new()),
             stall_ends: member_state::StallEnds::default(),
         };
@@ -620,30 +665,25 @@ impl<'o, S: Stepper> World<'o, S> {
     /// Forgets Poisson arrival times nobody can read again: below the committed offset and
     /// below every live member's position (a new owner starts at the committed offset).
     /// Linear in partitions plus owned partitions (the members' positions are gathered once,
-    /// not scanned per partition).
+    /// into a table by topic and partition kept from sample to sample: a `BTreeMap` of them
+    /// built at each sample was about a fifth of the calling thread's samples in the steady
+    /// stochastic hour, docs/performance.md "(19)").
     fn trim_logs(&mut self) {
         if self.workloads.iter().all(|w| w.arrival == Arrival::Constant) {
             return; // Constant logs keep no arrival times.
         }
-        let mut member_floor: BTreeMap<Tp, u64> = BTreeMap::new();
-        for slot in &self.slots {
-            let Some(c) = slot.consumer.as_ref().filter(|c| c.alive()) else { continue };
-            for tp in c.owned() {
-                if let Some(position) = c.position(tp) {
-                    let floor = member_floor.entry(tp).or_insert(position);
-                    *floor = (*floor).min(position);
-                }
-            }
+        let mut trim = std::mem::take(&mut self.trim);
+        trim.gather_member_floors(&self.slots, &self.logs.logs);
+        trim.floors.clear();
+        for tp in self.books.partitions() {
+            let committed = self.committed_offset(tp).unwrap_or(0);
+            let floor = committed.min(trim.member_floor(tp)).min(self.books.frontier(tp));
+            trim.floors.push((tp, floor));
         }
-        let tps: Vec<Tp> = self.books.partitions().collect();
-        for tp in &tps {
-            let mut floor = self.committed_offset(*tp).unwrap_or(0);
-            if let Some(position) = member_floor.get(tp) {
-                floor = floor.min(*position);
-            }
-            floor = floor.min(self.books.frontier(*tp));
+        for &(tp, floor) in &trim.floors {
             self.logs.logs[tp.topic as usize][tp.partition as usize].trim_below(floor);
         }
+        self.trim = trim;
     }
 
     /// Gives `tp` to `owner` (`None`: to no one, in state `cause`), the previous owner caught

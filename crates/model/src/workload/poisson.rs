@@ -273,6 +273,11 @@ impl PoissonArrivals {
         self.count_below_held(at)
     }
 
+    /// How many arrival times are held.
+    pub(crate) fn held_len(&self) -> usize {
+        self.held().len()
+    }
+
     /// The index in `times` of `offset` if it is held.
     #[inline]
     fn held_index(&self, offset: u64) -> Option<usize> {

@@ -11,6 +11,7 @@ use crate::observe::PartState;
 use crate::protocols::classic::GroupState;
 use crate::protocols::Group;
 use crate::types::{Conn, Tp};
+use crate::workload::PartitionLog;
 use sim_core::SimTime;
 use std::fmt;
 
@@ -64,6 +65,7 @@ pub(super) trait Seen {
     fn slots(&self) -> &[Slot];
     fn broken(&self) -> Option<Broken>;
     fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)>;
+    fn held_arrivals(&self) -> u64;
 }
 
 impl<S: Stepper> Seen for World<'_, S> {
@@ -82,6 +84,9 @@ impl<S: Stepper> Seen for World<'_, S> {
     fn broken(&self) -> Option<Broken> {
         World::broken(self)
     }
+    fn held_arrivals(&self) -> u64 {
+        self.logs.logs.iter().flatten().map(PartitionLog::held_arrivals).sum()
+    }
     fn partitions(&self) -> Vec<(Tp, Option<Conn>, PartState)> {
         let owners = self.books.owners();
         owners.map(|(tp, owner)| (tp, owner, self.access_state(tp))).collect()
@@ -96,6 +101,12 @@ pub struct WorldView<'w, 'o> {
 }
 
 impl WorldView<'_, '_> {
+    /// Arrival times the partitions' logs hold now (Poisson logs; constant ones hold none):
+    /// what a run keeps of its logs, which each sample's trim bounds (`World::trim_logs`).
+    pub fn held_arrivals(&self) -> u64 {
+        self.world.held_arrivals()
+    }
+
     /// The time of the event just handled.
     pub fn now(&self) -> SimTime {
         self.now
