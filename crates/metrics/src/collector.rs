@@ -24,6 +24,7 @@ use model::{
 };
 use sim_core::SimTime;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// What identifies a protocol run in every row.
@@ -271,9 +272,7 @@ impl Collector {
     fn on_processed_listed(&mut self, tp: Tp, first: u64, arrivals: &[SimTime], ends: &[SimTime]) {
         debug_assert_eq!(arrivals.len(), ends.len(), "one arrival and one end per record");
         self.on_deliveries(tp, first, ends.len() as u64, |e2e, from, to| {
-            let range = from as usize..to as usize;
-            let pairs = arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied());
-            record_latencies(e2e, pairs)
+            record_listed_range(e2e, (arrivals, ends), from..to)
         })
     }
 
@@ -298,10 +297,7 @@ impl Collector {
                 all_first_time = true;
                 e2e.raise_max_us(max_us);
             } else {
-                let range = from as usize..to as usize;
-                let pairs =
-                    arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied());
-                record_latencies(e2e, pairs);
+                record_listed_range(e2e, (arrivals, ends), from..to);
             }
         });
         if !all_first_time {
@@ -863,6 +859,16 @@ fn record_pattern_stretch(e2e: &mut LatencyHistogram, latencies: &[SimTime], lo:
             e2e.record_n(latency.as_nanos() / 1_000, count);
         }
     }
+}
+
+/// [`record_latencies`] of the listed records `range` (indices into both lists).
+fn record_listed_range(
+    e2e: &mut LatencyHistogram,
+    (arrivals, ends): (&[SimTime], &[SimTime]),
+    range: Range<u64>,
+) {
+    let range = range.start as usize..range.end as usize;
+    record_latencies(e2e, arrivals[range.clone()].iter().copied().zip(ends[range].iter().copied()))
 }
 
 /// Records `ends[i] - arrivals[i]` (in microseconds) of every record, one `record_n` per run

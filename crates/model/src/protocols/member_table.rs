@@ -21,12 +21,14 @@ pub(crate) trait Keyed {
     fn replace_id(&mut self, id: MemberId) -> MemberId;
 }
 
-/// A member's place in a [`MemberTable`], valid until the member is removed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Slot(u32);
+/// A member's place in a [`MemberTable`], valid until the member is removed (a timer keyed
+/// by it is cancelled at the removal: the next member in the slot never hears it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot(u32);
 
 impl Slot {
-    fn index(self) -> usize {
+    /// Its index in the slab, also a dense key for what is kept per member.
+    pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
 }
@@ -96,6 +98,11 @@ impl<T: Keyed> MemberTable<T> {
         self.place(slot, member.id());
         self.slots[slot.index()] = Some(member);
         slot
+    }
+
+    /// The member in `slot`, if the slot is occupied.
+    pub(crate) fn at(&self, slot: Slot) -> Option<&T> {
+        self.slots.get(slot.index())?.as_ref()
     }
 
     /// Removes the member in `slot` and returns it; the slot becomes free.

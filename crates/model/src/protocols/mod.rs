@@ -21,6 +21,7 @@ pub mod classic;
 pub mod kip848;
 pub mod manual;
 mod member_table;
+pub use member_table::Slot as MemberSlot;
 pub mod tubemq_client;
 pub mod tubemq_server;
 

@@ -48,8 +48,9 @@ pub enum GroupState {
 /// The coordinator's timers. Each carries what makes a late firing recognisable as stale.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CoordTimer {
-    /// A member's session expires.
-    Session(MemberId),
+    /// The session of the member in a slot of the member table expires (the slot's timer is
+    /// cancelled when its member goes, so a firing is always its current member's).
+    Session(Slot),
     /// The join phase ends (initial delay or rebalance timeout) for join phase `epoch`.
     Join {
         /// The join phase it belongs to.
@@ -66,7 +67,7 @@ impl CoordTimer {
     /// The timer slot: re-arming a slot moves its one pending firing.
     pub fn slot(&self) -> CoordTimer {
         match self {
-            CoordTimer::Session(id) => CoordTimer::Session(id.clone()),
+            CoordTimer::Session(slot) => CoordTimer::Session(*slot),
             CoordTimer::Join { .. } => CoordTimer::Join { epoch: 0 },
             CoordTimer::Sync { .. } => CoordTimer::Sync { generation: 0 },
         }
@@ -260,6 +261,12 @@ impl ClassicCoordinator {
         self.members.len()
     }
 
+    /// The session timer of member `id` (a test fires it by hand, as the world would).
+    #[cfg(test)]
+    fn session_timer(&self, id: &str) -> CoordTimer {
+        CoordTimer::Session(self.members.find(id).expect("a member"))
+    }
+
     /// Handles one input at `now`, recording responses, timers and notes into `out`.
     pub fn handle(&mut self, now: SimTime, input: CoordInput, out: &mut CoordOutbox) {
         match input {
@@ -375,7 +382,7 @@ impl ClassicCoordinator {
         member.rebalance_timeout = req.rebalance_timeout;
         member.session_timeout = req.session_timeout;
         member.conn = req.conn;
-        out.cancel(CoordTimer::Session(member.id.clone()));
+        out.cancel(CoordTimer::Session(slot));
         let was_preparing = self.state == GroupState::PreparingRebalance;
         match self.state {
             GroupState::Empty => self.prepare(now, "join", out),
@@ -579,7 +586,7 @@ impl ClassicCoordinator {
             m.awaiting_join = false;
             m.awaiting_sync = true;
             m.sync_sent = false;
-            out.arm(CoordTimer::Session(m.id.clone()), now + m.session_timeout);
+            out.arm(CoordTimer::Session(slot), now + m.session_timeout);
             conns.push(m.conn);
         });
         out.note(CoordNote::GenerationFormed { generation, members: conns });
@@ -711,7 +718,7 @@ impl ClassicCoordinator {
             None
         };
         if error != Some(ProtocolError::IllegalGeneration) {
-            out.arm(CoordTimer::Session(member_id), now + session_timeout);
+            out.arm(CoordTimer::Session(slot), now + session_timeout);
         }
         out.send((conn, ToMember::Heartbeat(error)));
     }
@@ -719,13 +726,12 @@ impl ClassicCoordinator {
     /// Restarts the session of the member in `slot`.
     fn touch_session(&mut self, now: SimTime, slot: Slot, out: &mut CoordOutbox) {
         let m = &self.members[slot];
-        out.arm(CoordTimer::Session(m.id.clone()), now + m.session_timeout);
+        out.arm(CoordTimer::Session(slot), now + m.session_timeout);
     }
 
     fn on_timer(&mut self, now: SimTime, timer: CoordTimer, out: &mut CoordOutbox) {
         match timer {
-            CoordTimer::Session(id) => {
-                let Some(slot) = self.members.find(&id) else { return };
+            CoordTimer::Session(slot) => {
                 if self.members[slot].awaiting_join {
                     return; // AK: a member waiting for its join response does not expire.
                 }
@@ -798,7 +804,7 @@ impl ClassicCoordinator {
     fn drop_member(&mut self, slot: Slot, reason: RemovalReason, out: &mut CoordOutbox) {
         let m = self.members.remove(slot);
         self.joined_count -= usize::from(m.joined);
-        out.cancel(CoordTimer::Session(m.id));
+        out.cancel(CoordTimer::Session(slot));
         out.note(CoordNote::Removed { conn: m.conn, reason });
         if self.leader == Some(slot) {
             self.leader = None;
@@ -1213,10 +1219,39 @@ mod tests {
         assert_eq!(out.sends, vec![(conn(5), expected)]);
     }
 
+    /// Session timers are kept per slot of the member table: a member's removal cancels its
+    /// slot's timer, so the next member in the slot, armed on the same timer, is the only one
+    /// its firing can concern.
+    #[test]
+    fn a_removed_members_session_timer_is_cancelled_before_its_slot_is_reused() {
+        let mut c = stable_pair();
+        let c1_session = c.session_timer("c1-1");
+        let leave = ToCoordinator::Leave { member_id: "c1-1".into(), reason: LeaveReason::Close };
+        let out = step(&mut c, t(100), CoordInput::Message(leave));
+        assert_eq!(out.timers.first(), Some(&(c1_session.clone(), None)));
+        let out = step(&mut c, t(200), join(2, None, vec![]));
+        assert_eq!(c.session_timer("c2-2"), c1_session, "the freed slot is reused");
+        // A joining member's session waits for its join response (AK: no expiry meanwhile).
+        assert_eq!(out.timers, vec![(c1_session.clone(), None)]);
+        // The join phase ends: c0, which never rejoined, is removed; c2's session is armed
+        // on the slot's timer.
+        let out = step(&mut c, t(300_200), CoordInput::Timer(CoordTimer::Join { epoch: 2 }));
+        let armed: Vec<_> = out.timers.iter().filter(|(timer, _)| *timer == c1_session).collect();
+        assert_eq!(armed, vec![&(c1_session.clone(), Some(t(310_200)))]);
+        // Its expiry removes c2.
+        let out = step(&mut c, t(310_200), CoordInput::Timer(c1_session));
+        assert_eq!(
+            out.notes.first(),
+            Some(&CoordNote::Removed { conn: conn(2), reason: RemovalReason::SessionExpired })
+        );
+        assert_eq!(c.member_count(), 0);
+    }
+
     #[test]
     fn session_expiry_removes_the_member_and_rebalances() {
         let mut c = stable_pair();
-        let out = step(&mut c, t(13_003), CoordInput::Timer(CoordTimer::Session("c1-1".into())));
+        let expiry = CoordInput::Timer(c.session_timer("c1-1"));
+        let out = step(&mut c, t(13_003), expiry);
         assert_eq!(
             out.notes,
             vec![

@@ -13,9 +13,8 @@ use crate::protocols::classic::coordinator::{
     GroupState,
 };
 use crate::protocols::Group;
-use crate::types::{MemberId, Tp};
+use crate::types::Tp;
 use crate::world::{Ev, OpenRebalance, Stepper, World};
-use rustc_hash::FxHashMap;
 use scenario::Scenario;
 use sim_core::{EventQueue, RngStreams, SimTime, TimerId};
 use std::collections::BTreeSet;
@@ -48,14 +47,16 @@ impl ClassicGroup {
 }
 
 /// The queue's timer of each timer slot of the classic coordinator ([`CoordTimer::slot`]),
-/// made at its first use: one for the join phase, one for the sync phase, one per member
-/// session. Sessions are found by member id in a hash map (a `BTreeMap` of the ids spent
-/// about 2.5% of the cooperative hour comparing strings); it is never iterated.
+/// made at its first use: one for the join phase, one for the sync phase, one per slot of
+/// the coordinator's member table for the sessions of the members in it (indexed by the
+/// slot: a session timer keyed by member id cost a hash and a string comparison at every
+/// heartbeat, and a copy of the id to arm it; a `BTreeMap` of the ids before that spent about
+/// 2.5% of the cooperative hour comparing strings).
 #[derive(Default)]
 pub(crate) struct CoordTimerSlots {
     join: Option<TimerId>,
     sync: Option<TimerId>,
-    sessions: FxHashMap<MemberId, TimerId>,
+    sessions: Vec<Option<TimerId>>,
 }
 
 impl CoordTimerSlots {
@@ -64,13 +65,12 @@ impl CoordTimerSlots {
         let known = match timer {
             CoordTimer::Join { .. } => &mut self.join,
             CoordTimer::Sync { .. } => &mut self.sync,
-            CoordTimer::Session(id) => {
-                if let Some(slot) = self.sessions.get(id.as_str()) {
-                    return *slot;
+            CoordTimer::Session(slot) => {
+                let index = slot.index();
+                if self.sessions.len() <= index {
+                    self.sessions.resize(index + 1, None);
                 }
-                let slot = queue.new_timer();
-                self.sessions.insert(id.clone(), slot);
-                return slot;
+                &mut self.sessions[index]
             }
         };
         *known.get_or_insert_with(|| queue.new_timer())

@@ -80,19 +80,7 @@ impl<S: Stepper> World<'_, S> {
             queue.schedule(at, Ev::ToMember(conn, msg));
         }
         for (timer, at) in out.timers {
-            // A session timer is its own slot: looked up without a copy of the member id.
-            let known = match &timer {
-                CgTimer::Session(_) => side.timers.get(&timer),
-                CgTimer::Rebalance { .. } => side.timers.get(&timer.slot()),
-            };
-            let id = match known {
-                Some(id) => *id,
-                None => {
-                    let id = queue.new_timer();
-                    side.timers.insert(timer.slot(), id);
-                    id
-                }
-            };
+            let id = *side.timers.entry(timer.slot()).or_insert_with(|| queue.new_timer());
             match at {
                 Some(at) => queue.arm(id, at, Ev::CgTimer(timer)),
                 None => queue.cancel(id),

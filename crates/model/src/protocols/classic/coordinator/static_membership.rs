@@ -39,8 +39,8 @@ impl ClassicCoordinator {
         req: &JoinRequest,
         out: &mut CoordOutbox,
     ) -> Option<Slot> {
-        let (old, id) = self.rekey(slot, req);
-        out.cancel(CoordTimer::Session(old));
+        let id = self.rekey(slot, req);
+        out.cancel(CoordTimer::Session(slot));
         let member = &mut self.members[slot];
         // The old process is gone: the world stops waiting for it.
         out.note(CoordNote::Removed { conn: member.conn, reason: RemovalReason::Replaced });
@@ -60,17 +60,18 @@ impl ClassicCoordinator {
         let ok =
             JoinOk { member_id: id.clone(), generation: self.generation, leader, members: vec![] };
         out.send((conn, ToMember::Join(Ok(ok))));
-        out.arm(CoordTimer::Session(id), now + session_timeout);
+        out.arm(CoordTimer::Session(slot), now + session_timeout);
         None
     }
 
     /// Gives the member in `slot` a fresh id (`groupInstanceId-UUID`, AK
     /// `ClassicGroup.generateMemberId`); its slot, and with it its assignment and leadership,
-    /// stay. Returns the old id and the new.
-    fn rekey(&mut self, slot: Slot, req: &JoinRequest) -> (MemberId, MemberId) {
+    /// stay (its session timer too: the caller cancels it, the old process being gone).
+    /// Returns the new id.
+    fn rekey(&mut self, slot: Slot, req: &JoinRequest) -> MemberId {
         let id = self.new_member_id(req);
-        let old = self.members.rename(slot, id.clone());
-        (old, id)
+        self.members.rename(slot, id.clone());
+        id
     }
 }
 
@@ -183,7 +184,8 @@ mod tests {
         assert_eq!(answered, vec![Conn { slot: 0, incarnation: 1 }]);
         // Its session timer (the world fires it; here by hand) removes it and starts the next
         // rebalance.
-        let out = step(&mut c, t(304_001), CoordInput::Timer(CoordTimer::Session("c1-1".into())));
+        let expiry = CoordInput::Timer(c.session_timer("c1-1"));
+        let out = step(&mut c, t(304_001), expiry);
         assert_eq!(c.member_count(), 1);
         assert!(out.notes.contains(&CoordNote::Prepare { trigger: "session-expiry" }));
     }
