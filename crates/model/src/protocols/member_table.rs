@@ -21,8 +21,8 @@ pub(crate) trait Keyed {
     fn replace_id(&mut self, id: MemberId) -> MemberId;
 }
 
-/// A member's place in a [`MemberTable`], valid until the member is removed (a timer keyed
-/// by it is cancelled at the removal: the next member in the slot never hears it).
+/// A member's place in its coordinator's member table, valid until the member is removed (a
+/// timer keyed by it is cancelled at the removal: the next member in the slot never hears it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Slot(u32);
 
