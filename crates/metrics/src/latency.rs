@@ -196,7 +196,7 @@ impl LatencyHistogram {
             self.pending = vec![0; CLASSES];
         }
         self.pending_total += counted.total();
-        counted.drain(|class, count| self.pending[class] += count);
+        counted.drain_into(&mut self.pending);
     }
 
     /// The largest latency recorded is at least `us` (records counted ahead).
