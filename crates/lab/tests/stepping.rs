@@ -263,6 +263,100 @@ fn rebalance_inputs_share_out_catch_ups() {
     }
 }
 
+/// An observer that keeps its latencies as counts per whole millisecond and checks when the
+/// world gives the counts it made ahead: `expected` counts each report's records from its
+/// lists (what the counts must add up to), `given_table` what the world gave.
+#[derive(Default)]
+struct CountsAtTheEnd {
+    expected: Vec<u64>,
+    given_table: Vec<u64>,
+    reports: u64,
+    reports_after_a_giving: u64,
+    givings: u64,
+    givings_after_the_end: u64,
+    ended: bool,
+}
+
+impl model::Observer for CountsAtTheEnd {
+    fn observe(&mut self, observation: model::Observation) {
+        if matches!(observation, model::Observation::End { .. }) {
+            self.ended = true;
+        }
+    }
+
+    fn latency_class_of(&self) -> Option<model::LatencyClassOf> {
+        Some(|us| (us / 1_000) as usize)
+    }
+
+    fn observe_processed_counted(
+        &mut self,
+        _: model::Tp,
+        _: u64,
+        (arrivals, ends): (&[sim_core::SimTime], &[sim_core::SimTime]),
+        _: u64,
+        _: &mut model::LatencyCounts,
+    ) {
+        for (arrival, end) in arrivals.iter().zip(ends) {
+            let class = (model::latency_us(*arrival, *end) / 1_000) as usize;
+            if class >= self.expected.len() {
+                self.expected.resize(class + 1, 0);
+            }
+            self.expected[class] += 1;
+        }
+        self.reports += 1;
+        self.reports_after_a_giving += u64::from(self.givings > 0);
+    }
+
+    fn observe_counted_latencies(&mut self, counted: &mut model::LatencyCounts) {
+        self.givings += 1;
+        self.givings_after_the_end += u64::from(self.ended);
+        counted.drain(|class, count| {
+            if class >= self.given_table.len() {
+                self.given_table.resize(class + 1, 0);
+            }
+            self.given_table[class] += count;
+        });
+        assert_eq!(counted.total(), 0, "a drain leaves nothing counted");
+    }
+}
+
+/// A shared-out round's held reports have their records counted per latency class on the
+/// run's threads, each piece of work into its own counts, kept round after round; the world
+/// gives every piece's counts once, at the end of the run, after the last report and before
+/// `Observation::End` (`World::give_counted_latencies`). Over the restart scenario above on
+/// three threads (each protocol): every counted report comes before the first giving, the
+/// givings (one a piece: at most 3 threads x 4 pieces) come before the end, and the counts
+/// given equal, class by class, the counts of the reports' own lists.
+#[test]
+fn latencies_counted_ahead_are_given_once_at_the_end() {
+    let text = "name = \"counted-ahead\"\nduration = \"20s\"\nseed = 7\n\
+        protocols = [\"eager:range\", \"cooperative:cooperative-sticky\", \"consumer:uniform\"]\n\n\
+        [[topic]]\nname = \"t\"\npartitions = 8\nrate = 200.0\narrival = \"poisson\"\n\n\
+        [consumer]\nprocessing = { dist = \"lognormal\", mean = \"1ms\", p99 = \"5ms\" }\n\n\
+        [broker.config]\n\"group.initial.rebalance.delay.ms\" = 0\n\n[group]\nmembers = 4\n\n\
+        [[event]]\nat = \"5s\"\nkind = \"rolling-restart\"\ninterval = \"2s\"\ndowntime = \"1s\"\n";
+    let s = scenario::parse_str(text, Path::new("counted-ahead.toml"))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    for protocol in s.protocols.clone() {
+        let threads = model::CatchUpThreads { threads: 3, min_members: 2 };
+        let mut counts = CountsAtTheEnd::default();
+        let (seed, fast, probe) = (s.seed, Stepping::Fast, &mut model::NoProbe);
+        let stats =
+            model::simulate_on_threads(&s, protocol, seed, fast, threads, &mut counts, probe);
+        assert!(stats.shared_catch_ups > 21, "{protocol}: shared out {}", stats.shared_catch_ups);
+        assert!(counts.ended, "{protocol}: the run ended");
+        assert!(counts.reports > 100, "{protocol}: {} reports counted ahead", counts.reports);
+        assert_eq!(counts.reports_after_a_giving, 0, "{protocol}: reports after a giving");
+        assert!((1..=12).contains(&counts.givings), "{protocol}: {} givings", counts.givings);
+        assert_eq!(counts.givings_after_the_end, 0, "{protocol}: givings after the end");
+        let mut expected = counts.expected.clone();
+        expected.resize(counts.given_table.len().max(expected.len()), 0);
+        let total: u64 = expected.iter().sum();
+        assert!(total > 10_000, "{protocol}: {total} records counted ahead");
+        assert_eq!(counts.given_table, expected, "{protocol}: the counts per class");
+    }
+}
+
 /// Heartbeat responses that change nothing, to members that wait in `poll()` most of the time
 /// (about 8% load: 150 records/s a member at 0.5 ms each), every 300 ms: fast stepping keeps
 /// such a response's wake-up with the member's aside steps and runs it in their order at its

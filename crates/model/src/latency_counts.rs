@@ -7,9 +7,10 @@
 //! catch-up counts its held reports' records per class while their times are in its core's
 //! cache ([`LatencyCounts`]). The calling thread then gives each report with its largest
 //! latency ([`Observer::observe_processed_counted`](crate::Observer::observe_processed_counted))
-//! instead of the observer reading every record again, and the counts once the round's
-//! reports are given. A count per class is a sum, so counting on another thread, in another
-//! order, gives the same counts.
+//! instead of the observer reading every record again, and the counts at the end of the run
+//! (each piece of work's, kept round after round: adding them at every round read thousands
+//! of classes on the calling thread while the others waited). A count per class is a sum, so
+//! counting on another thread, in another order, at another time, gives the same counts.
 
 use sim_core::SimTime;
 

@@ -391,10 +391,10 @@ pub trait Observer {
     /// [`Observer::observe_processed_listed`] of records counted ahead: each record's latency
     /// class ([`Observer::latency_class_of`]) is counted in `counted`, and `max_us` is the
     /// largest of their latencies. The observer may leave their latencies to `counted`, which
-    /// it receives once every report of the round is given
-    /// ([`Observer::observe_counted_latencies`]); it then takes back out of `counted` the
-    /// records it would not count (processed before). The default observes them as listed,
-    /// leaving `counted` alone.
+    /// it receives at the end of the run, before [`Observation::End`]
+    /// ([`Observer::observe_counted_latencies`]; `counted` then counts the records of many
+    /// rounds' reports); it then takes back out of `counted` the records it would not count
+    /// (processed before). The default observes them as listed, leaving `counted` alone.
     fn observe_processed_counted(
         &mut self,
         tp: Tp,
@@ -407,9 +407,10 @@ pub trait Observer {
         self.observe_processed_listed(tp, first, arrivals, ends);
     }
 
-    /// The latencies counted ahead for the reports given since the last call (see
+    /// The latencies counted ahead for reports given (see
     /// [`Observer::observe_processed_counted`]), to be taken: `counted` must count nothing
-    /// after. The default discards them.
+    /// after. Called at the end of the run, before [`Observation::End`], once for each
+    /// `counted` a report was given with. The default discards them.
     fn observe_counted_latencies(&mut self, counted: &mut LatencyCounts) {
         counted.clear();
     }

@@ -251,6 +251,7 @@ impl Stepper for Fast {
     fn before_end(world: &mut World<'_, Fast>, now: SimTime) {
         world.stepper.current_rank = RANK_LAST;
         world.catch_up_all(now);
+        world.give_counted_latencies();
     }
 
     fn catch_up_owner(world: &mut World<'_, Fast>, owner: Conn, now: SimTime) {

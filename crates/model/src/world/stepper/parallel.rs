@@ -156,9 +156,9 @@ struct HeldReports {
     heads: Vec<ReportHead>,
     arrivals: Vec<SimTime>,
     ends: Vec<SimTime>,
-    /// The records of every report of the round counted per the observer's class (none
-    /// counted when it names no class); the observer takes them once the round's reports are
-    /// given.
+    /// The records of every report the piece held, round after round, counted per the
+    /// observer's class (none counted when it names no class); the observer takes them at the
+    /// end of the run ([`World::give_counted_latencies`]).
     counted: LatencyCounts,
 }
 
@@ -173,9 +173,8 @@ struct ReportHead {
 }
 
 impl HeldReports {
-    /// Holds nothing (the counts were taken by the last round's observer).
+    /// Holds no report (the counts stay until the end of the run).
     fn clear(&mut self) {
-        debug_assert_eq!(self.counted.total(), 0, "counts left from the last round");
         self.heads.clear();
         self.arrivals.clear();
         self.ends.clear();
@@ -359,7 +358,11 @@ impl World<'_, Fast> {
         }
         let pieces = due.len().min(threads * PIECES_PER_THREAD);
         let per_piece = due.len().div_ceil(pieces);
-        shared.pieces.resize_with(due.len().div_ceil(per_piece), Piece::default);
+        let used = due.len().div_ceil(per_piece);
+        if shared.pieces.len() < used {
+            // Never fewer: a piece keeps its counts until the end of the run.
+            shared.pieces.resize_with(used, Piece::default);
+        }
         let class_of = self.observer.latency_class_of();
         let outcomes = self.run_apart((now, at_sample, class_of), &due, &mut shared, per_piece);
         shared.times += 1;
@@ -368,13 +371,18 @@ impl World<'_, Fast> {
         for outcome in outcomes {
             self.give_held(&outcome, &mut shared.pieces[outcome.piece].reports, class_of);
         }
-        if class_of.is_some() {
-            for piece in &mut shared.pieces {
-                self.observer.observe_counted_latencies(&mut piece.reports.counted);
-            }
-        }
         self.stepper.shared_out = shared;
         true
+    }
+
+    /// Gives the observer the latencies its pieces counted ahead, every round's at once (a
+    /// count per class is a sum): at the end of the run, after its last catch-ups. Adding a
+    /// round's counts at the round cost the calling thread a pass over every class counted
+    /// (thousands) a piece, at every round, while both threads waited on it.
+    pub(in crate::world) fn give_counted_latencies(&mut self) {
+        for piece in &mut self.stepper.shared_out.pieces {
+            self.observer.observe_counted_latencies(&mut piece.reports.counted);
+        }
     }
 
     /// Before a member catches up at `now` for an input that changes something (a rebalance's
