@@ -234,6 +234,19 @@ fn catch_ups_on_three_threads_equal_one_on_every_sim() {
     assert!(shared > 100, "only {shared} samples' catch-ups were shared out");
 }
 
+/// Four members of one Poisson topic (8 partitions at 200 records/s, lognormal processing),
+/// 20 s, every protocol but TubeMQ's and manual assignment, a rolling restart of one member
+/// every 2 s from 5 s, each down 1 s.
+fn four_members_restarting() -> Scenario {
+    let text = "name = \"restart-shared\"\nduration = \"20s\"\nseed = 7\n\
+        protocols = [\"eager:range\", \"cooperative:cooperative-sticky\", \"consumer:uniform\"]\n\n\
+        [[topic]]\nname = \"t\"\npartitions = 8\nrate = 200.0\narrival = \"poisson\"\n\n\
+        [consumer]\nprocessing = { dist = \"lognormal\", mean = \"1ms\", p99 = \"5ms\" }\n\n\
+        [broker.config]\n\"group.initial.rebalance.delay.ms\" = 0\n\n[group]\nmembers = 4\n\n\
+        [[event]]\nat = \"5s\"\nkind = \"rolling-restart\"\ninterval = \"2s\"\ndowntime = \"1s\"\n";
+    scenario::parse_str(text, Path::new("restart-shared.toml")).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
 /// A rebalance reaches each member at its own instant (its heartbeat response, then its join
 /// and sync responses), and each such input catches its member up; at most every 100 ms of
 /// simulated time (`world/stepper/parallel.rs`, `World::share_out_before_catch_up`) every
@@ -244,14 +257,7 @@ fn catch_ups_on_three_threads_equal_one_on_every_sim() {
 /// report as on one thread.
 #[test]
 fn rebalance_inputs_share_out_catch_ups() {
-    let text = "name = \"restart-shared\"\nduration = \"20s\"\nseed = 7\n\
-        protocols = [\"eager:range\", \"cooperative:cooperative-sticky\", \"consumer:uniform\"]\n\n\
-        [[topic]]\nname = \"t\"\npartitions = 8\nrate = 200.0\narrival = \"poisson\"\n\n\
-        [consumer]\nprocessing = { dist = \"lognormal\", mean = \"1ms\", p99 = \"5ms\" }\n\n\
-        [broker.config]\n\"group.initial.rebalance.delay.ms\" = 0\n\n[group]\nmembers = 4\n\n\
-        [[event]]\nat = \"5s\"\nkind = \"rolling-restart\"\ninterval = \"2s\"\ndowntime = \"1s\"\n";
-    let s = scenario::parse_str(text, Path::new("restart-shared.toml"))
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    let s = four_members_restarting();
     for protocol in s.protocols.clone() {
         let ((one, _), (three, stats)) =
             (run_on_threads(&s, protocol, 1), run_on_threads(&s, protocol, 3));
@@ -323,20 +329,13 @@ impl model::Observer for CountsAtTheEnd {
 /// A shared-out round's held reports have their records counted per latency class on the
 /// run's threads, each piece of work into its own counts, kept round after round; the world
 /// gives every piece's counts once, at the end of the run, after the last report and before
-/// `Observation::End` (`World::give_counted_latencies`). Over the restart scenario above on
+/// `Observation::End` (`World::give_counted_latencies`). Over `four_members_restarting` on
 /// three threads (each protocol): every counted report comes before the first giving, the
 /// givings (one a piece: at most 3 threads x 4 pieces) come before the end, and the counts
 /// given equal, class by class, the counts of the reports' own lists.
 #[test]
 fn latencies_counted_ahead_are_given_once_at_the_end() {
-    let text = "name = \"counted-ahead\"\nduration = \"20s\"\nseed = 7\n\
-        protocols = [\"eager:range\", \"cooperative:cooperative-sticky\", \"consumer:uniform\"]\n\n\
-        [[topic]]\nname = \"t\"\npartitions = 8\nrate = 200.0\narrival = \"poisson\"\n\n\
-        [consumer]\nprocessing = { dist = \"lognormal\", mean = \"1ms\", p99 = \"5ms\" }\n\n\
-        [broker.config]\n\"group.initial.rebalance.delay.ms\" = 0\n\n[group]\nmembers = 4\n\n\
-        [[event]]\nat = \"5s\"\nkind = \"rolling-restart\"\ninterval = \"2s\"\ndowntime = \"1s\"\n";
-    let s = scenario::parse_str(text, Path::new("counted-ahead.toml"))
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    let s = four_members_restarting();
     for protocol in s.protocols.clone() {
         let threads = model::CatchUpThreads { threads: 3, min_members: 2 };
         let mut counts = CountsAtTheEnd::default();
