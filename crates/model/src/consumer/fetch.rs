@@ -160,14 +160,19 @@ impl Consumer {
 
     /// [`Consumer::fetch_walk`] of a member with at most [`MASKED_WALK_MAX`] partitions, in
     /// two passes. The first looks at every partition in place order and notes, in one bit
-    /// each, whether the record at its position arrived by `visible` (and the earliest
-    /// arrival of those whose record did not), without a branch on it; the second reads the
-    /// partitions whose bit is set, in rotation order from the `start`-th. Which partitions
-    /// have a record varies from poll to poll: a branch on it per partition, and the exits
-    /// of the rotation's two loops, were the most mispredicted branches of a stochastic run
-    /// (docs/performance.md, "(9)"). Takes what [`Consumer::fetch_walk_in_rotation`] takes:
-    /// the same reads in the same order; a partition's arrival is asked before any read
-    /// instead of just before its own (each partition's log is its own).
+    /// each, whether the record at its position arrived by `visible`, without a branch on it;
+    /// the second reads the partitions whose bit is set, in rotation order from the `start`-th.
+    /// Which partitions have a record varies from poll to poll: a branch on it per partition,
+    /// and the exits of the rotation's two loops, were the most mispredicted branches of a
+    /// stochastic run (docs/performance.md, "(9)"). Takes what
+    /// [`Consumer::fetch_walk_in_rotation`] takes: the same reads in the same order; a
+    /// partition's arrival is asked before any read instead of just before its own (each
+    /// partition's log is its own).
+    ///
+    /// The arrivals at the positions are asked first only when the table is not known to hold
+    /// each of them ([`positions::SeenWalk::fresh`]): after a walk whose reads all gave the
+    /// arrival at their new position (a member that keeps up), the first pass compares the
+    /// arrivals alone.
     pub(super) fn fetch_walk_masked<L: LogView + ?Sized, S: FetchSink>(
         &mut self,
         start: usize,
@@ -175,23 +180,16 @@ impl Consumer {
         log: &mut L,
         sink: &mut S,
     ) -> Result<(), SimTime> {
-        let (entries, seen) = self.poll_loop.owned.with_seen_mut();
+        let positions::SeenWalk { entries, seen, fresh } = self.poll_loop.owned.seen_walk();
         let count = entries.len();
         debug_assert!(start < count && count <= MASKED_WALK_MAX, "{start} of {count}");
+        if !*fresh {
+            see_every_position(entries, seen, log);
+            *fresh = true;
+        }
         let mut news = 0u64;
         let mut earliest = SimTime::MAX;
-        for (place, ((tp, position), seen)) in entries.iter().zip(seen.iter_mut()).enumerate() {
-            // The arrival at a position never changes: the log is asked once per position (a
-            // partition without one, `NO_POSITION`, is never read: `NOT_SEEN`, whose offset
-            // it is and whose arrival never comes).
-            if seen.offset != *position {
-                *seen = match *position {
-                    NO_POSITION => positions::NOT_SEEN,
-                    position => {
-                        positions::Seen { offset: position, arrival: log.arrival(*tp, position) }
-                    }
-                };
-            }
+        for (place, seen) in seen.iter().enumerate() {
             let arrived = seen.arrival <= visible;
             news |= u64::from(arrived) << place;
             earliest = earliest.min(if arrived { SimTime::MAX } else { seen.arrival });
@@ -224,7 +222,10 @@ impl Consumer {
                     seen[place] = positions::Seen { offset: end, arrival };
                     earliest = earliest.min(arrival);
                 }
-                None => all_known = false,
+                None => {
+                    all_known = false;
+                    *fresh = false; // Its arrival is asked at the next walk.
+                }
             }
             if budget == 0 {
                 all_known = false; // The partitions after this one are not read.
@@ -306,5 +307,25 @@ impl Consumer {
         // Every partition was read and found nothing new: the poll waits for this one.
         debug_assert!(earliest.is_some(), "a fetch that took nothing knows every arrival");
         Err(earliest.unwrap_or(SimTime::MAX))
+    }
+}
+
+/// Asks the log the arrival at each position not seen yet (a partition without a position,
+/// `NO_POSITION`, is never read: `NOT_SEEN`, whose offset it is and whose arrival never
+/// comes). The arrival at a position never changes: the log is asked once per position.
+fn see_every_position<L: LogView + ?Sized>(
+    entries: &[(Tp, u64)],
+    seen: &mut [positions::Seen],
+    log: &mut L,
+) {
+    for ((tp, position), seen) in entries.iter().zip(seen) {
+        if seen.offset != *position {
+            *seen = match *position {
+                NO_POSITION => positions::NOT_SEEN,
+                position => {
+                    positions::Seen { offset: position, arrival: log.arrival(*tp, position) }
+                }
+            };
+        }
     }
 }

@@ -14,8 +14,10 @@
 //! moved. It also keeps the earliest of those arrivals when the last fetch left every readable
 //! partition with nothing new ([`Positions::earliest`]): until then a fetch finds nothing without
 //! walking them (a poll that waits for records fetches again at every wake-up). Any change of
-//! the table forgets it. The caches are not state: equality compares partitions and positions
-//! only.
+//! the table forgets it. And it knows when every arrival is seen at its position (`fresh`,
+//! kept by the fetch's walk of a few partitions, forgotten by any other change): that walk
+//! then compares the arrivals without checking each against its position. The caches are not
+//! state: equality compares partitions and positions only.
 
 use assignors::Tp;
 use sim_core::SimTime;
@@ -40,9 +42,23 @@ pub(crate) const NOT_SEEN: Seen = Seen { offset: u64::MAX, arrival: SimTime::MAX
 pub(crate) struct Positions {
     entries: Vec<(Tp, u64)>,
     seen: Vec<Seen>,
+    /// Every entry's arrival is seen at its position (`seen[i].offset == entries[i].1`; a
+    /// position `NO_POSITION` has `NOT_SEEN`, whose offset it is): true only after a fetch's
+    /// walk that left them so ([`SeenWalk`]), until any other change. Its walk then compares
+    /// the arrivals alone.
+    fresh: bool,
     /// The earliest arrival at a readable position, each of them seen, when no change came
     /// since the fetch that found it (`None`: not known).
     earliest: Option<SimTime>,
+}
+
+/// A fetch's walk of a few partitions (`fetch.rs`): the entries, the arrivals seen at their
+/// positions place by place, and whether each of them is seen at its position
+/// ([`Positions::fresh`](Positions)), which the walk keeps true or false as it leaves them.
+pub(crate) struct SeenWalk<'a> {
+    pub(crate) entries: &'a mut Entries,
+    pub(crate) seen: &'a mut [Seen],
+    pub(crate) fresh: &'a mut bool,
 }
 
 impl PartialEq for Positions {
@@ -77,6 +93,7 @@ impl Positions {
     /// order. One sort instead of an insertion each.
     pub(crate) fn add_new(&mut self, added: impl IntoIterator<Item = (Tp, u64)>) {
         self.earliest = None;
+        self.fresh = false;
         let before = self.entries.len();
         self.entries.extend(added);
         let appended_in_order = self.entries[before.saturating_sub(1)..].is_sorted_by_key(|e| e.0);
@@ -95,6 +112,7 @@ impl Positions {
     /// Keeps only the partitions for which `keep` holds.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&Tp) -> bool) {
         self.earliest = None;
+        self.fresh = false;
         let mut kept = 0;
         for read in 0..self.entries.len() {
             if keep(&self.entries[read].0) {
@@ -110,6 +128,7 @@ impl Positions {
     /// Owns nothing.
     pub(crate) fn clear(&mut self) {
         self.earliest = None;
+        self.fresh = false;
         self.entries.clear();
         self.seen.clear();
     }
@@ -142,6 +161,7 @@ impl Positions {
     /// The positions, in partition order, to change.
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut u64> {
         self.earliest = None;
+        self.fresh = false;
         self.entries.iter_mut().map(|e| &mut e.1)
     }
 
@@ -150,18 +170,26 @@ impl Positions {
     /// `((from, seen_from), (before, seen_before))`.
     pub(crate) fn rotation_with_seen_mut(&mut self, start: usize) -> (Rotated<'_>, Rotated<'_>) {
         self.earliest = None;
+        self.fresh = false;
         debug_assert_eq!(self.entries.len(), self.seen.len(), "one seen per entry");
         let (before, from) = self.entries.split_at_mut(start);
         let (seen_before, seen_from) = self.seen.split_at_mut(start);
         ((from, seen_from), (before, seen_before))
     }
 
-    /// The entries and the arrivals seen at their positions, place by place (a fetch's walk
-    /// of a few partitions, `fetch.rs`); like any change, it forgets the earliest arrival.
-    pub(crate) fn with_seen_mut(&mut self) -> Rotated<'_> {
+    /// The entries, the arrivals seen at their positions and whether each is seen at its
+    /// position, for a fetch's walk of a few partitions (`fetch.rs`), which keeps `fresh`;
+    /// like any change, it forgets the earliest arrival.
+    pub(crate) fn seen_walk(&mut self) -> SeenWalk<'_> {
         self.earliest = None;
         debug_assert_eq!(self.entries.len(), self.seen.len(), "one seen per entry");
-        (&mut self.entries, &mut self.seen)
+        debug_assert!(!self.fresh || self.all_seen_at_their_positions(), "fresh but not seen");
+        SeenWalk { entries: &mut self.entries, seen: &mut self.seen, fresh: &mut self.fresh }
+    }
+
+    /// Whether every entry's arrival is seen at its position (what `fresh` claims).
+    fn all_seen_at_their_positions(&self) -> bool {
+        self.entries.iter().zip(&self.seen).all(|(e, s)| s.offset == e.1)
     }
 
     /// The earliest arrival at a readable position, if the last fetch saw every one of them
