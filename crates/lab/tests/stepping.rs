@@ -290,8 +290,10 @@ impl model::Observer for CountsAtTheEnd {
         }
     }
 
-    fn latency_class_of(&self) -> Option<model::LatencyClassOf> {
-        Some(|us| (us / 1_000) as usize)
+    fn latency_counter(&self) -> Option<model::CountLatencies> {
+        Some(|counts, arrivals, ends| {
+            counts.count_listed(arrivals, ends, |us| (us / 1_000) as usize)
+        })
     }
 
     fn observe_processed_counted(

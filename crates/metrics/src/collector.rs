@@ -19,7 +19,7 @@ use crate::time_sweep::{CoverCount, StopSweep};
 use crate::timeline::{Availability, ExactRow, MergeSource, OpenSpan, Timelines};
 use hdrhistogram::Histogram;
 use model::{
-    latency_us, AccessRef, LatencyClassOf, LatencyCounts, Observation, Observer, PartState,
+    latency_us, AccessRef, CountLatencies, LatencyCounts, Observation, Observer, PartState,
     PeriodicStretch, RecordTimes, Tp, TpTable,
 };
 use sim_core::SimTime;
@@ -706,8 +706,8 @@ impl Observer for Collector {
         self.on_processed_listed(tp, first, arrivals, ends)
     }
 
-    fn latency_class_of(&self) -> Option<LatencyClassOf> {
-        Some(class_of)
+    fn latency_counter(&self) -> Option<CountLatencies> {
+        Some(|counts, arrivals, ends| counts.count_listed(arrivals, ends, class_of))
     }
 
     fn observe_processed_counted(
@@ -1174,11 +1174,11 @@ pub(crate) mod tests {
         let mut a = consuming_partition(1_000);
         a.observe(processed(0, 0, 5, 0, 50));
         let mut counted = LatencyCounts::default();
-        let class_of = a.latency_class_of().expect("the collector counts per class");
+        let count = a.latency_counter().expect("the collector counts per class");
         for (_, records) in &reports {
-            for (arrival, end) in records {
-                counted.add(class_of(latency_us(*arrival, *end)));
-            }
+            let (arrivals, ends) = lists(records);
+            let max_us = records.iter().map(|(a, e)| latency_us(*a, *e)).max().unwrap_or(0);
+            assert_eq!(count(&mut counted, &arrivals, &ends), max_us);
         }
         assert_eq!(counted.total(), 9);
         for (first, records) in &reports {

@@ -169,6 +169,17 @@ pub trait LogView {
     ) -> (u64, Option<SimTime>) {
         listing.append_with(|list| self.read_into(tp, span, list))
     }
+    /// [`LogView::read_listing`] of `tp`, the `place`-th of the reading member's partitions
+    /// in partition order: a view holding only that member's logs finds it there.
+    fn read_listing_at(
+        &mut self,
+        tp: Tp,
+        _place: usize,
+        span: (SimTime, u64, u64),
+        listing: &mut Listing<'_>,
+    ) -> (u64, Option<SimTime>) {
+        self.read_listing(tp, span, listing)
+    }
 }
 
 /// What the world hands a consumer with each input.

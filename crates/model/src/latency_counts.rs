@@ -2,10 +2,11 @@
 //! round (issue 29).
 //!
 //! The model computes no statistics: an observer that keeps its latencies as counts per class
-//! (the collector's 3-digit histogram) names its class function
-//! ([`Observer::latency_class_of`](crate::Observer::latency_class_of)), and a shared-out
-//! catch-up counts its held reports' records per class while their times are in its core's
-//! cache ([`LatencyCounts`]). The calling thread then gives each report with its largest
+//! (the collector's 3-digit histogram) gives how it counts a report's records
+//! ([`Observer::latency_counter`](crate::Observer::latency_counter): its class function
+//! inlined in [`LatencyCounts::count_listed`], one call a report), and a shared-out catch-up
+//! counts its held reports' records per class while their times are in its core's cache
+//! ([`LatencyCounts`]). The calling thread then gives each report with its largest
 //! latency ([`Observer::observe_processed_counted`](crate::Observer::observe_processed_counted))
 //! instead of the observer reading every record again, and the counts at the end of the run
 //! (each piece of work's, kept round after round: adding them at every round read thousands
@@ -14,9 +15,14 @@
 
 use sim_core::SimTime;
 
-/// An observer's class of a latency in whole microseconds (a small index: the counts are a
-/// dense table up to the largest class counted).
-pub type LatencyClassOf = fn(u64) -> usize;
+/// How an observer counts a report's records per latency class: adds each record of
+/// `arrivals` and `ends` (as many) to the counts by the class of its latency ([`latency_us`];
+/// a class is a small index, the counts a dense table up to the largest class counted), and
+/// gives the largest latency. An observer writes it as [`LatencyCounts::count_listed`] with
+/// its class function, which is then inlined in the loop over the records (through a
+/// function pointer a record, the call cost as much as the counting, "(22)" in
+/// docs/performance.md).
+pub type CountLatencies = fn(&mut LatencyCounts, &[SimTime], &[SimTime]) -> u64;
 
 /// The latency of a record that arrived at `arrival` and was processed by `end`, in whole
 /// microseconds (0 if it ends before it arrives in the arithmetic): what every observer of
@@ -62,6 +68,35 @@ impl LatencyCounts {
         self.total += 1;
         self.lowest = self.lowest.min(class);
         self.highest = self.highest.max(class);
+    }
+
+    /// Counts each record of `arrivals` and `ends` (as many) by `class_of` its latency
+    /// ([`latency_us`]), as [`LatencyCounts::add`] of each would, and gives the largest of their
+    /// latencies (0 for none). The range counted and the total are kept in locals through
+    /// the loop: one write each a report, not a record.
+    #[inline]
+    pub fn count_listed(
+        &mut self,
+        arrivals: &[SimTime],
+        ends: &[SimTime],
+        class_of: impl Fn(u64) -> usize,
+    ) -> u64 {
+        debug_assert_eq!(arrivals.len(), ends.len(), "one arrival and one end a record");
+        let (mut lowest, mut highest, mut max_us) = (self.lowest, self.highest, 0);
+        for (arrival, end) in arrivals.iter().zip(ends) {
+            let us = latency_us(*arrival, *end);
+            max_us = max_us.max(us);
+            let class = class_of(us);
+            if class >= self.counts.len() {
+                self.counts.resize(class + 1, 0);
+            }
+            self.counts[class] += 1;
+            lowest = lowest.min(class);
+            highest = highest.max(class);
+        }
+        self.total += arrivals.len() as u64;
+        (self.lowest, self.highest) = (lowest, highest);
+        max_us
     }
 
     /// Takes back out one record of class `class`, counted before.
@@ -138,6 +173,32 @@ mod tests {
         assert_eq!(latency_us(ns(1_000), ns(3_999)), 2);
         assert_eq!(latency_us(ns(1_000), ns(4_000)), 3);
         assert_eq!(latency_us(ns(5_000), ns(4_000)), 0, "ends before it arrives");
+    }
+
+    /// A report of latencies 2, 9, 25 and 11 us, classed by tens of microseconds (0, 0, 2,
+    /// 1): the largest latency is 25; the counts and the range are those of `add` one by one
+    /// (drained over classes 0..=2, beside class 5 counted before), and an empty report
+    /// changes nothing.
+    #[test]
+    fn a_reports_records_counted_at_once_as_one_by_one() {
+        let us = SimTime::from_micros;
+        let arrivals = [us(100), us(100), us(200), us(300)];
+        let ends = [us(102), us(109), us(225), us(311)];
+        let by_tens = |latency: u64| (latency / 10) as usize;
+        let mut counts = LatencyCounts::default();
+        counts.add(5);
+        assert_eq!(counts.count_listed(&arrivals, &ends, by_tens), 25);
+        assert_eq!(counts.count_listed(&[], &[], by_tens), 0);
+        assert_eq!(counts.total(), 5);
+        let mut one_by_one = LatencyCounts::default();
+        for class in [5, 0, 0, 2, 1] {
+            one_by_one.add(class);
+        }
+        let (mut drained, mut expected) = (Vec::new(), Vec::new());
+        counts.drain(|class, count| drained.push((class, count)));
+        one_by_one.drain(|class, count| expected.push((class, count)));
+        assert_eq!(drained, vec![(0, 2), (1, 1), (2, 1), (5, 1)]);
+        assert_eq!(drained, expected);
     }
 
     /// Classes 3, 0, 3, 7 counted, one 3 taken back out: 0 x1, 3 x1, 7 x1 in class order,

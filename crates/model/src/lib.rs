@@ -23,7 +23,7 @@ pub mod workload;
 pub mod world;
 
 pub use invariants::Broken;
-pub use latency_counts::{latency_us, LatencyClassOf, LatencyCounts};
+pub use latency_counts::{latency_us, CountLatencies, LatencyCounts};
 pub use observe::{
     AccessRef, MemberRef, MemberState, Observation, Observer, PartState, PeriodicStretch,
 };

@@ -24,7 +24,7 @@
 //! - Under both steppings (`crate::Stepping`) the same facts are reported, up to this order
 //!   and the `End`'s event count (`lab::divergence` compares them in that normalised form).
 
-use crate::latency_counts::{LatencyClassOf, LatencyCounts};
+use crate::latency_counts::{CountLatencies, LatencyCounts};
 use crate::records::RecordTimes;
 use crate::types::Tp;
 use sim_core::SimTime;
@@ -379,17 +379,17 @@ pub trait Observer {
         self.observe_processed(tp, first, &times);
     }
 
-    /// How this observer classes a record's latency ([`crate::latency_us`]), if it keeps its
-    /// latencies as counts per class: a shared-out round then counts its reports' records
-    /// ahead, on its threads ([`Observer::observe_processed_counted`]). `None`, the default:
-    /// nothing is counted ahead, and those reports come as
-    /// [`Observer::observe_processed_listed`].
-    fn latency_class_of(&self) -> Option<LatencyClassOf> {
+    /// How this observer counts a report's records per class of their latency
+    /// ([`crate::latency_us`], [`CountLatencies`]), if it keeps its latencies as counts per
+    /// class: a shared-out round then counts its reports' records ahead, on its threads
+    /// ([`Observer::observe_processed_counted`]). `None`, the default: nothing is counted
+    /// ahead, and those reports come as [`Observer::observe_processed_listed`].
+    fn latency_counter(&self) -> Option<CountLatencies> {
         None
     }
 
     /// [`Observer::observe_processed_listed`] of records counted ahead: each record's latency
-    /// class ([`Observer::latency_class_of`]) is counted in `counted`, and `max_us` is the
+    /// class ([`Observer::latency_counter`]) is counted in `counted`, and `max_us` is the
     /// largest of their latencies. The observer may leave their latencies to `counted`, which
     /// it receives at the end of the run, before [`Observation::End`]
     /// ([`Observer::observe_counted_latencies`]; `counted` then counts the records of many

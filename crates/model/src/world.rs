@@ -257,6 +257,12 @@ impl Logs {
 pub(crate) trait LogsByPartition {
     /// The log to read for `tp`.
     fn log(&mut self, tp: Tp) -> &mut PartitionLog;
+    /// The log to read for `tp`, the `place`-th partition of the reading member in partition
+    /// order ([`LogView::read_listing_at`]).
+    #[inline]
+    fn log_at(&mut self, tp: Tp, _place: usize) -> &mut PartitionLog {
+        self.log(tp)
+    }
 }
 
 impl LogsByPartition for Logs {
@@ -306,6 +312,15 @@ impl<T: LogsByPartition> LogView for T {
         listing: &mut Listing<'_>,
     ) -> (u64, Option<SimTime>) {
         self.log(tp).read_into(at, known, max, listing)
+    }
+    fn read_listing_at(
+        &mut self,
+        tp: Tp,
+        place: usize,
+        (at, known, max): (SimTime, u64, u64),
+        listing: &mut Listing<'_>,
+    ) -> (u64, Option<SimTime>) {
+        self.log_at(tp, place).read_into(at, known, max, listing)
     }
 }
 

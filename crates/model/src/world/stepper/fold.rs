@@ -267,7 +267,7 @@ impl FetchSink for FoldingPoll<'_> {
             processing: self.processing,
             rng: self.rng,
         };
-        let read = log.read_listing(tp, span, &mut listing);
+        let read = log.read_listing_at(tp, place, span, &mut listing);
         self.end = listing.end;
         read
     }

@@ -46,7 +46,7 @@ use super::fold::FoldedReports;
 use super::lazy::{run_folded_steps, AsideMember};
 use super::Fast;
 use crate::consumer::Consumer;
-use crate::latency_counts::{latency_us, LatencyClassOf, LatencyCounts};
+use crate::latency_counts::{CountLatencies, LatencyCounts};
 use crate::records::RecordTimes;
 use crate::types::Conn;
 use crate::workload::PartitionLog;
@@ -180,27 +180,20 @@ impl HeldReports {
         self.ends.clear();
     }
 
-    /// Holds the report `(tp, first, times)` made at `at`, its records counted per
-    /// `class_of` if given.
+    /// Holds the report `(tp, first, times)` made at `at`, its records counted by `counter`
+    /// if given.
     fn push(
         &mut self,
         (at, tp, first): (SimTime, Tp, u64),
         times: &RecordTimes,
-        class_of: Option<LatencyClassOf>,
+        counter: Option<CountLatencies>,
     ) {
         let RecordTimes::Listed { arrivals, ends } = times else {
             unreachable!("a folded report lists its records")
         };
         self.arrivals.extend_from_slice(arrivals);
         self.ends.extend_from_slice(ends);
-        let mut max_us = 0;
-        if let Some(class_of) = class_of {
-            for (arrival, end) in arrivals.iter().zip(ends) {
-                let us = latency_us(*arrival, *end);
-                max_us = max_us.max(us);
-                self.counted.add(class_of(us));
-            }
-        }
+        let max_us = counter.map_or(0, |count| count(&mut self.counted, arrivals, ends));
         self.heads.push(ReportHead { at, tp, first, records: arrivals.len(), max_us });
     }
 }
@@ -218,6 +211,13 @@ impl LogsByPartition for LentLogs<'_> {
     fn log(&mut self, tp: Tp) -> &mut PartitionLog {
         let i = self.tps.iter().position(|t| *t == tp).expect("a partition of the member");
         self.logs[i]
+    }
+    /// The logs are lent in partition order, the member's own order of its partitions
+    /// ([`Logs::lend`]): the `place`-th is there.
+    #[inline]
+    fn log_at(&mut self, tp: Tp, place: usize) -> &mut PartitionLog {
+        debug_assert_eq!(self.tps[place], tp, "the lent logs follow the member's places");
+        self.logs[place]
     }
 }
 
@@ -282,8 +282,8 @@ struct MemberCatchUp<'a> {
 
 impl MemberCatchUp<'_> {
     /// [`World::run_quiet_steps`]'s folded catch-up, its reports held in `piece` (their
-    /// records counted per `class_of`, if given).
-    fn run(&mut self, piece: &mut Piece, class_of: Option<LatencyClassOf>) {
+    /// records counted by `counter`, if given).
+    fn run(&mut self, piece: &mut Piece, counter: Option<CountLatencies>) {
         let Piece { folded, reports } = piece;
         let start = reports.heads.len();
         self.first_record = reports.arrivals.len();
@@ -292,7 +292,7 @@ impl MemberCatchUp<'_> {
             run_folded_steps(&mut self.member, &mut self.logs, folded, self.bound, None)
         {
             self.ran = true;
-            folded.drain(|tp, first, times| reports.push((at, tp, first), times, class_of));
+            folded.drain(|tp, first, times| reports.push((at, tp, first), times, counter));
         }
         self.reports = start..reports.heads.len();
         if self.at_sample {
@@ -363,13 +363,13 @@ impl World<'_, Fast> {
             // Never fewer: a piece keeps its counts until the end of the run.
             shared.pieces.resize_with(used, Piece::default);
         }
-        let class_of = self.observer.latency_class_of();
-        let outcomes = self.run_apart((now, at_sample, class_of), &due, &mut shared, per_piece);
+        let counter = self.observer.latency_counter();
+        let outcomes = self.run_apart((now, at_sample, counter), &due, &mut shared, per_piece);
         shared.times += 1;
         let lent_log_ends = outcomes.iter().map(|o| o.log_end_sum).sum();
         shared.lent_log_ends = at_sample.then_some((now, lent_log_ends));
         for outcome in outcomes {
-            self.give_held(&outcome, &mut shared.pieces[outcome.piece].reports, class_of);
+            self.give_held(&outcome, &mut shared.pieces[outcome.piece].reports, counter);
         }
         self.stepper.shared_out = shared;
         true
@@ -438,10 +438,10 @@ impl World<'_, Fast> {
 
     /// Runs the catch-ups of `due` (in slot order) to `now` (`at_sample`: for a sample) in
     /// pieces of `per_piece` members on the run's threads, their reports' records counted per
-    /// `class_of` if given; gives what each left, in slot order.
+    /// `counter` if given; gives what each left, in slot order.
     fn run_apart(
         &mut self,
-        (now, at_sample, class_of): (SimTime, bool, Option<LatencyClassOf>),
+        (now, at_sample, counter): (SimTime, bool, Option<CountLatencies>),
         due: &[usize],
         shared: &mut SharedOut,
         per_piece: usize,
@@ -487,7 +487,7 @@ impl World<'_, Fast> {
             let work = jobs.par_chunks_mut(per_piece).zip(pieces.par_iter_mut());
             work.for_each(|(jobs, piece)| {
                 piece.reports.clear();
-                jobs.iter_mut().for_each(|job| job.run(piece, class_of));
+                jobs.iter_mut().for_each(|job| job.run(piece, counter));
             })
         });
         let pieces_of = jobs.iter().enumerate().map(|(i, job)| (i / per_piece, job));
@@ -503,13 +503,13 @@ impl World<'_, Fast> {
     }
 
     /// Gives the reports `outcome`'s member held (their times lent, not copied; counted
-    /// ahead when `class_of` is given), then, if any of its steps ran, what
+    /// ahead when `counter` is given), then, if any of its steps ran, what
     /// [`World::catch_up_until`] does after them.
     fn give_held(
         &mut self,
         outcome: &Outcome,
         held: &mut HeldReports,
-        class_of: Option<LatencyClassOf>,
+        counter: Option<CountLatencies>,
     ) {
         self.check_wake_used(outcome.slot);
         let conn: Conn = self.slots[outcome.slot].consumer.as_ref().expect("a member").conn();
@@ -520,7 +520,7 @@ impl World<'_, Fast> {
             index += head.records;
             let times = (&arrivals[range.clone()], &ends[range]);
             let report = (head.tp, head.first);
-            match class_of {
+            match counter {
                 Some(_) => {
                     self.on_processed_counted(head.at, conn, report, times, (head.max_us, counted))
                 }
